@@ -1,0 +1,97 @@
+"""From loaded source to a checked `Program`, reporting every error in one pass.
+
+Order: normalise, arities, safety, aggregates, types, locations, strata,
+undefined relations. Each check returns diagnostics instead of raising, so a
+program with five mistakes gets five messages.
+"""
+
+from __future__ import annotations
+
+from sparkdedalus.analysis.dependencies import dependency_graph
+from sparkdedalus.analysis.roles import persisted_relations
+from sparkdedalus.analysis.stratification import stratify
+from sparkdedalus.checks.aggregates import check_aggregates
+from sparkdedalus.checks.arity import atom_occurrences, check_arities
+from sparkdedalus.checks.locations import check_locations
+from sparkdedalus.checks.normalize import expand_persist, normalize
+from sparkdedalus.checks.safety import check_safety
+from sparkdedalus.checks.types import infer_types
+from sparkdedalus.program import BUILTIN_RELATIONS, Program, Relation
+from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.diagnostics import Diagnostic, DiagnosticError
+from udfs.registry import FUNCTIONS
+
+
+def build_program(loaded, strict: bool = False) -> Program:
+    """Check `loaded` (from `syntax.loader`); raise `DiagnosticError` with all
+    errors and warnings, or return the Program (its warnings attached)."""
+    norm = normalize(loaded.statements)
+    diagnostics: list[Diagnostic] = list(norm.errors)
+    arities, errors = check_arities(norm)
+    diagnostics += errors
+    diagnostics += expand_persist(norm, arities)
+    diagnostics += check_safety(norm.rules)
+    diagnostics += check_aggregates(norm.rules)
+    types, errors = infer_types(norm, arities)
+    diagnostics += errors
+    diagnostics += check_locations(norm.rules, strict)
+    diagnostics += _undefined(norm)
+    for inp in norm.inputs:
+        if inp.name not in arities:
+            diagnostics.append(Diagnostic(inp.pos, "error",
+                                          f"'.input {inp.name}': declare its columns with .decl {inp.name}(...)"))
+    if any(d.is_error for d in diagnostics):
+        raise DiagnosticError(_unique(diagnostics), loaded.sources)
+
+    relations = _relations(norm, arities, types)
+    edges = dependency_graph(norm.rules)
+    strata, errors = stratify(list(relations), norm.rules, edges)
+    if errors:
+        raise DiagnosticError(_unique(diagnostics + errors), loaded.sources)
+    outputs = tuple(o.name for o in norm.outputs) or tuple(relations)
+    return Program(
+        relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
+        outputs=outputs, strata=strata, components=tuple(norm.components),
+        persisted=persisted_relations(norm.rules), warnings=tuple(sorted(_unique(diagnostics))),
+        sources=loaded.sources)
+
+
+def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(set(diagnostics))
+
+
+def _relations(norm, arities: dict, types: dict) -> dict:
+    first_use = {}
+    for atom in atom_occurrences(norm):
+        first_use.setdefault(atom.name, atom.pos)
+    relations = {}
+    for name in list(norm.decls) + [n for n in first_use if n not in norm.decls] + list(BUILTIN_RELATIONS):
+        if name in FUNCTIONS or name in relations or name not in arities:
+            continue
+        decl = norm.decls.get(name)
+        if decl is not None:
+            columns = tuple(c.name for c in decl.columns)
+        elif name in BUILTIN_RELATIONS:
+            columns = BUILTIN_RELATIONS[name][0]
+        else:
+            columns = ("loc",) + tuple(f"c{i}" for i in range(1, arities[name]))
+        if name in BUILTIN_RELATIONS and name not in first_use:
+            continue
+        relations[name] = Relation(name, columns, types[name], decl.pos if decl else first_use.get(name, ast.NOWHERE),
+                                   declared=decl is not None)
+    return relations
+
+
+def _undefined(norm) -> list[Diagnostic]:
+    """Relations read but never defined are empty; say so once per relation."""
+    defined = {r.head.name for r in norm.rules} | {f.atom.name for f in norm.facts} \
+        | {i.name for i in norm.inputs} | set(BUILTIN_RELATIONS) | set(FUNCTIONS)
+    warned: set = set()
+    found = []
+    for rule in sorted(norm.rules, key=lambda r: r.pos):
+        for atom in rule.positive_atoms + rule.negated_atoms:
+            if atom.name not in defined and atom.name not in warned:
+                warned.add(atom.name)
+                found.append(Diagnostic(atom.pos, "warning",
+                                        f"relation '{atom.name}' is used but never defined; it is empty"))
+    return found

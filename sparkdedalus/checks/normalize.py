@@ -1,0 +1,150 @@
+"""Turn loaded statements into program rules and facts: rename wildcards,
+expand `.persist`, collect declarations, reject what the later checks assume
+away (expressions inside body atoms, wildcards in heads, redefined built-ins)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from sparkdedalus.program import BUILTIN_RELATIONS, Fact, Rule
+from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.diagnostics import Diagnostic
+from udfs.registry import FUNCTIONS
+
+
+@dataclass
+class Normalized:
+    rules: list[Rule] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+    decls: dict = field(default_factory=dict)  # name -> ast.Decl
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    persist_decls: list = field(default_factory=list)  # (ast.PersistDecl, component)
+    components: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+
+def normalize(placed) -> Normalized:
+    out = Normalized()
+    fresh = itertools.count(1)
+    for item in placed:
+        stmt, component = item.statement, item.component
+        if component not in out.components:
+            out.components.append(component)
+        if isinstance(stmt, ast.Rule):
+            _check_head(stmt.head, out.errors)
+            body = tuple(_rename_wildcards(lit, fresh, out.errors) for lit in stmt.body)
+            out.rules.append(Rule(stmt.head, stmt.delivery, body, component, len(out.rules), stmt.pos))
+        elif isinstance(stmt, ast.Fact):
+            _check_defined_name(stmt.atom, out.errors)
+            out.facts.append(Fact(stmt.atom, stmt.tick, component, stmt.pos))
+        elif isinstance(stmt, ast.Decl):
+            previous = out.decls.get(stmt.name)
+            if previous is not None and previous != stmt:
+                out.errors.append(Diagnostic(stmt.pos, "error",
+                                             f"relation '{stmt.name}' is declared differently at {previous.pos}"))
+            out.decls.setdefault(stmt.name, stmt)
+        elif isinstance(stmt, ast.InputDecl):
+            out.inputs.append(stmt)
+        elif isinstance(stmt, ast.OutputDecl):
+            out.outputs.append(stmt)
+        elif isinstance(stmt, ast.PersistDecl):
+            out.persist_decls.append((stmt, component))
+    return out
+
+
+def expand_persist(norm: Normalized, arities: dict) -> list[Diagnostic]:
+    """Add `r(X1..Xn)@next :- r(X1..Xn);` for every `.persist r` (once per relation)."""
+    errors = []
+    done = {r.head.name for r in norm.rules if is_identity_next(r)}
+    for decl, component in norm.persist_decls:
+        if decl.name in done:
+            continue
+        arity = arities.get(decl.name)
+        if arity is None:
+            errors.append(Diagnostic(decl.pos, "error",
+                                     f"'.persist {decl.name}': relation '{decl.name}' is never used or declared"))
+            continue
+        done.add(decl.name)
+        args = tuple(ast.Var(f"X{i}", decl.pos) for i in range(1, arity + 1))
+        atom = ast.Atom(decl.name, args, None, decl.pos)
+        norm.rules.append(Rule(atom, "next", (atom,), component, len(norm.rules), decl.pos, persistence=True))
+    norm.rules[:] = [_mark_persistence(r) for r in norm.rules]
+    return errors
+
+
+def is_identity_next(rule: Rule) -> bool:
+    """`r(X1..Xn)@next :- r(X1..Xn);` with distinct variables in the same order."""
+    if rule.delivery != "next" or len(rule.body) != 1 or not isinstance(rule.body[0], ast.Atom):
+        return False
+    body = rule.body[0]
+    if body.name != rule.head.name or body.time is not None or body.arity != rule.head.arity:
+        return False
+    names = [a.name if isinstance(a, ast.Var) else None for a in body.args]
+    heads = [a.name if isinstance(a, ast.Var) else None for a in rule.head.args]
+    return None not in names and names == heads and len(set(names)) == len(names)
+
+
+def _mark_persistence(rule: Rule) -> Rule:
+    if rule.persistence or not is_identity_next(rule):
+        return rule
+    return Rule(rule.head, rule.delivery, rule.body, rule.component, rule.index, rule.pos, persistence=True)
+
+
+def _check_defined_name(atom: ast.Atom, errors: list) -> None:
+    if atom.name in FUNCTIONS:
+        errors.append(Diagnostic(atom.pos, "error",
+                                 f"'{atom.name}' is a built-in function relation and cannot be defined"))
+    elif atom.name in BUILTIN_RELATIONS:
+        errors.append(Diagnostic(atom.pos, "error",
+                                 f"'{atom.name}' is filled by the failure model and cannot be defined"))
+
+
+def _check_head(head: ast.Atom, errors: list) -> None:
+    _check_defined_name(head, errors)
+    for arg in head.args:
+        if isinstance(arg, ast.Wildcard):
+            errors.append(Diagnostic(arg.pos, "error", "'_' cannot appear in a rule head"))
+    if head.args and isinstance(head.args[0], ast.Aggregate):
+        errors.append(Diagnostic(head.args[0].pos, "error", "the location (first argument) cannot be an aggregate"))
+
+
+def _rename_wildcards(lit, fresh, errors: list):
+    if isinstance(lit, ast.Atom):
+        return _atom_args(lit, fresh, errors)
+    if isinstance(lit, ast.Negated):
+        return ast.Negated(_atom_args(lit.atom, fresh, errors), lit.pos)
+    if isinstance(lit, ast.Comparison):
+        for side in (lit.left, lit.right):
+            if _has_wildcard(side):
+                errors.append(Diagnostic(lit.pos, "error", "'_' cannot appear in a comparison"))
+                break
+    return lit
+
+
+def _atom_args(atom: ast.Atom, fresh, errors: list) -> ast.Atom:
+    args = []
+    for arg in atom.args:
+        if isinstance(arg, ast.Wildcard):
+            arg = ast.Var(f"_#{next(fresh)}", arg.pos)
+        elif not isinstance(arg, (ast.Var, ast.Const)):
+            errors.append(Diagnostic(getattr(arg, "pos", atom.pos), "error",
+                                     f"an argument of body atom '{atom.name}' must be a variable or a constant; "
+                                     f"bind the expression with a comparison, e.g. Z == X + 1"))
+        args.append(arg)
+    return ast.Atom(atom.name, tuple(args), atom.time, atom.pos)
+
+
+def _has_wildcard(expr) -> bool:
+    if isinstance(expr, ast.Wildcard):
+        return True
+    if isinstance(expr, ast.BinOp):
+        return _has_wildcard(expr.left) or _has_wildcard(expr.right)
+    if isinstance(expr, ast.Neg):
+        return _has_wildcard(expr.operand)
+    return False
+
+
+def is_wildcard(var: ast.Var) -> bool:
+    return var.name.startswith("_#")
