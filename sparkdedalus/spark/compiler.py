@@ -1,0 +1,253 @@
+"""One rule as a DataFrame plan.
+
+Positive atoms become equi-joins on their shared variables (the location among
+them), constants filters at the scan, comparisons filters, assignments and
+function relations computed columns, negated atoms `left_anti` joins, `choose`
+a deterministic window pick, head aggregates `groupBy().agg()`.
+
+A `RulePlan` is compiled once; `evaluate(read, tick)` builds the plan for one
+tick. `read(atom, occurrence)` returns the relation's frame (columns c0..cn-1)
+for a positive atom — the runtime decides whether that is the full relation or
+a semi-naive delta — and `read(atom, None)` the full relation for a negation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from sparkdedalus.checks.normalize import is_wildcard
+from sparkdedalus.checks.safety import assignment_target
+from sparkdedalus.program import Program, Rule
+from sparkdedalus.spark.expressions import SPARK_TYPES, expr_type, sql_comparison, sql_expr
+from sparkdedalus.syntax import ast
+from udfs.registry import FUNCTIONS
+
+SOURCE_COLUMN = "__src"
+CHOICE_SEPARATOR = "\x1f"
+
+
+def relation_columns(arity: int) -> list[str]:
+    """Column names of a relation's frame inside the engine."""
+    return [f"c{i}" for i in range(arity)]
+
+
+@dataclass(frozen=True)
+class _Step:
+    kind: str  # scan | join | filter | assign | function | anti | choose
+    payload: object
+
+
+class RulePlan:
+    def __init__(self, rule: Rule, program: Program, seed: int = 0):
+        self.rule = rule
+        self.program = program
+        self.seed = seed
+        self.columns: dict[str, str] = {}  # variable -> column name
+        self.types: dict[str, str] = {}  # variable -> dialect type
+        self.steps: list[_Step] = []
+        self.positive = rule.positive_atoms
+        self._order()
+
+    # ---------------------------------------------------------------- compile time
+    def _column(self, var: str) -> str:
+        if var not in self.columns:
+            self.columns[var] = f"v{len(self.columns)}"
+        return self.columns[var]
+
+    def _bind_atom(self, atom: ast.Atom) -> None:
+        rel_types = self.program.relations[atom.name].types
+        for i, arg in enumerate(atom.args):
+            if isinstance(arg, ast.Var) and arg.name not in self.types:
+                self.types[arg.name] = rel_types[i]
+                self._column(arg.name)
+        if isinstance(atom.time, ast.VarTime) and atom.time.var.name not in self.types:
+            self.types[atom.time.var.name] = "int"
+            self._column(atom.time.var.name)
+
+    def _order(self) -> None:
+        """Choose the order of the steps: join atoms sharing variables first,
+        apply every filter or computed column as soon as its inputs are bound."""
+        pending_atoms = list(enumerate(self.positive))
+        others = [lit for lit in self.rule.body
+                  if isinstance(lit, ast.Comparison) or (isinstance(lit, ast.Atom) and lit.name in FUNCTIONS)]
+        first = True
+        while pending_atoms:
+            index = next((k for k, (_, a) in enumerate(pending_atoms)
+                          if any(isinstance(x, ast.Var) and x.name in self.types for x in a.args)), 0)
+            occurrence, atom = pending_atoms.pop(index)
+            shared = sorted({x.name for x in ast.atom_vars(atom) if x.name in self.types})
+            self.steps.append(_Step("scan" if first else "join", (occurrence, atom, shared)))
+            first = False
+            self._bind_atom(atom)
+            others = self._apply_ready(others)
+        others = self._apply_ready(others)
+        for lit in self.rule.body:
+            if isinstance(lit, ast.Negated):
+                self.steps.append(_Step("anti", lit.atom))
+        if self.rule.choose is not None:
+            self.steps.append(_Step("choose", self.rule.choose))
+
+    def _apply_ready(self, others: list) -> list:
+        progress = True
+        while progress:
+            progress = False
+            for lit in list(others):
+                if isinstance(lit, ast.Comparison):
+                    target = assignment_target(lit, set(self.types))
+                    if target is not None:
+                        source = lit.right if target is lit.left else lit.left
+                        self.types[target.name] = expr_type(source, self.types)
+                        self.steps.append(_Step("assign", (self._column(target.name), source)))
+                    elif all(v.name in self.types for v in ast.expr_vars(lit.left) + ast.expr_vars(lit.right)):
+                        self.steps.append(_Step("filter", lit))
+                    else:
+                        continue
+                else:
+                    function = FUNCTIONS[lit.name]
+                    inputs = lit.args[:function.inputs]
+                    if not all(v.name in self.types for a in inputs for v in ast.expr_vars(a)):
+                        continue
+                    outputs = []
+                    for declared, out in zip(function.output_types, lit.args[function.inputs:]):
+                        typ = expr_type(inputs[0], self.types) if declared == "same" else declared
+                        if isinstance(out, ast.Var) and out.name not in self.types:
+                            self.types[out.name] = typ
+                            outputs.append(("bind", self._column(out.name)))
+                        else:
+                            outputs.append(("check", out))
+                    self.steps.append(_Step("function", (function, inputs, outputs)))
+                others.remove(lit)
+                progress = True
+        return others
+
+    # ---------------------------------------------------------------- plan building
+    def _atom_frame(self, frame: DataFrame, atom: ast.Atom, tick: int) -> DataFrame:
+        """Relation frame -> frame of the atom's variables, constants filtered."""
+        selected: dict[str, str] = {}
+        conditions = []
+        for i, arg in enumerate(atom.args):
+            col = f"c{i}"
+            if isinstance(arg, ast.Const):
+                conditions.append(F.col(col) == F.lit(arg.value))
+            elif arg.name in selected:
+                conditions.append(F.col(col) == F.col(selected[arg.name]))
+            else:
+                selected[arg.name] = col
+        for cond in conditions:
+            frame = frame.where(cond)
+        frame = frame.select(*[F.col(c).alias(self.columns[v]) for v, c in selected.items()])
+        if isinstance(atom.time, ast.VarTime):
+            name = atom.time.var.name
+            if name in selected:
+                frame = frame.where(F.col(self.columns[name]) == F.lit(tick))
+            else:
+                frame = frame.withColumn(self.columns[name], F.lit(tick).cast("bigint"))
+        return frame
+
+    def bindings(self, read, tick: int) -> DataFrame:
+        """The frame of all variable bindings that satisfy the body."""
+        frame = None
+        for step in self.steps:
+            if step.kind in ("scan", "join"):
+                occurrence, atom, shared = step.payload
+                part = self._atom_frame(read(atom, occurrence), atom, tick)
+                if frame is None:
+                    frame = part
+                elif shared:
+                    frame = frame.join(part, on=[self.columns[v] for v in shared], how="inner")
+                else:
+                    frame = frame.crossJoin(part)
+            elif step.kind == "filter":
+                frame = frame.where(F.expr(sql_comparison(step.payload, self.columns, self.types)))
+            elif step.kind == "assign":
+                column, source = step.payload
+                frame = frame.withColumn(column, F.expr(sql_expr(source, self.columns, self.types)))
+                frame = frame.where(F.col(column).isNotNull())
+            elif step.kind == "function":
+                frame = self._function(frame, *step.payload)
+            elif step.kind == "anti":
+                frame = self._anti(frame, step.payload, read, tick)
+            elif step.kind == "choose":
+                frame = self._choose(frame, step.payload)
+        return frame
+
+    def _function(self, frame: DataFrame, function, inputs, outputs) -> DataFrame:
+        args = [F.expr(sql_expr(a, self.columns, self.types)) for a in inputs]
+        results = function.spark(*args)
+        for (mode, target), result in zip(outputs, results):
+            if mode == "bind":
+                frame = frame.withColumn(target, result).where(F.col(target).isNotNull())
+            else:
+                frame = frame.where(F.expr(sql_expr(target, self.columns, self.types)) == result)
+        return frame
+
+    def _anti(self, frame: DataFrame, atom: ast.Atom, read, tick: int) -> DataFrame:
+        negated = read(atom, None)
+        keys: dict[str, str] = {}
+        for i, arg in enumerate(atom.args):
+            col = f"c{i}"
+            if isinstance(arg, ast.Const):
+                negated = negated.where(F.col(col) == F.lit(arg.value))
+            elif is_wildcard(arg):
+                continue
+            elif arg.name in keys:
+                negated = negated.where(F.col(col) == F.col(keys[arg.name]))
+            else:
+                keys[arg.name] = col
+        if isinstance(atom.time, ast.VarTime):
+            keys.pop(atom.time.var.name, None)
+        names = list(keys)
+        negated = negated.select(*[F.col(keys[v]).alias(self.columns[v]) for v in names]).distinct()
+        if not names:
+            return frame.join(negated, how="left_anti")
+        return frame.join(negated, on=[self.columns[v] for v in names], how="left_anti")
+
+    def _choose(self, frame: DataFrame, choose: ast.Choose) -> DataFrame:
+        keys = [self.columns[v.name] for v in choose.keys]
+        values = [self.columns[v.name] for v in choose.values]
+        as_text = [F.col(v).cast("string") for v in values]
+        order = F.xxhash64(F.concat_ws(CHOICE_SEPARATOR, F.lit(str(self.seed)), *as_text))
+        window = Window.partitionBy(*keys).orderBy(order, *as_text) if keys else Window.orderBy(order, *as_text)
+        chosen = (frame.select(*(keys + values)).distinct()
+                  .withColumn("__pick", F.row_number().over(window))
+                  .where(F.col("__pick") == 1).drop("__pick"))
+        return frame.join(chosen, on=keys + values, how="left_semi")
+
+    def evaluate(self, read, tick: int) -> DataFrame:
+        """Head facts (columns c0..cn-1, plus __src for @async rules)."""
+        frame = self.bindings(read, tick)
+        head = self.rule.head
+        types = self.program.relations[head.name].types
+        out = relation_columns(head.arity)
+        sender = []
+        if self.rule.delivery == "async":
+            location = self.positive[0].args[0]
+            sender = [F.expr(sql_expr(location, self.columns, self.types)).cast("string").alias(SOURCE_COLUMN)]
+        if not self.rule.is_aggregate:
+            cols = [F.expr(sql_expr(arg, self.columns, self.types)).cast(SPARK_TYPES[t]).alias(c)
+                    for arg, t, c in zip(head.args, types, out)]
+            result = frame.select(*cols, *sender)
+        else:
+            groups = [F.expr(sql_expr(arg, self.columns, self.types)).alias(c)
+                      for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + sender
+            aggs = [F.expr(self._aggregate_sql(arg)).alias(c)
+                    for arg, c in zip(head.args, out) if isinstance(arg, ast.Aggregate)]
+            grouped = frame.select(*groups, *[F.col(c) for c in self.columns.values()])
+            keys = [c for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)]
+            result = grouped.groupBy(*keys, *([SOURCE_COLUMN] if sender else [])).agg(*aggs)
+            result = result.select(*[F.col(c).cast(SPARK_TYPES[t]).alias(c) for c, t in zip(out, types)],
+                                    *([F.col(SOURCE_COLUMN)] if sender else []))
+        return result.where(" AND ".join(f"`{c}` IS NOT NULL" for c in out))
+
+    def _aggregate_sql(self, agg: ast.Aggregate) -> str:
+        if agg.var is None:
+            cols = ", ".join(f"`{c}`" for c in self.columns.values()) or "1"
+            return f"count(DISTINCT {cols})"
+        col = f"`{self.columns[agg.var.name]}`"
+        if agg.func in ("count", "sum", "avg"):
+            return f"{agg.func}(DISTINCT {col})"
+        return f"{agg.func}({col})"
+

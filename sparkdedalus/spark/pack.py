@@ -1,0 +1,62 @@
+"""Many relations in one DataFrame, so that one Spark job materialises them all.
+
+A pack has bookkeeping columns (`__rel`, `__kind`, `__sent`, `__arrival`,
+`__src`) and one struct column per relation (`r0`, `r1`, ...) holding the row
+(fields c0..cn-1); the other relations' struct columns are NULL. Kinds:
+`S` a fact of the tick's final state, `N` a fact derived by @next for the next
+tick, `M` a message (sent at `__sent` by `__src`, arriving at `__arrival`, or
+lost when `__arrival` is NULL).
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType, StructField, StructType
+
+from sparkdedalus.spark.compiler import SOURCE_COLUMN, relation_columns
+from sparkdedalus.spark.expressions import SPARK_TYPES
+
+STATE, NEXT, MESSAGE = "S", "N", "M"
+
+
+class Layout:
+    """Where each relation lives in a pack, and its row schema."""
+
+    def __init__(self, relations: dict):
+        self.names = list(relations)
+        self.slot = {name: f"r{i}" for i, name in enumerate(self.names)}
+        self.schemas = {name: StructType([StructField(c, _spark_type(t), False)
+                                          for c, t in zip(relation_columns(rel.arity), rel.types)])
+                        for name, rel in relations.items()}
+        self.pack_schema = StructType(
+            [StructField("__rel", StringType()), StructField("__kind", StringType()),
+             StructField("__sent", LongType()), StructField("__arrival", LongType()),
+             StructField(SOURCE_COLUMN, StringType())]
+            + [StructField(self.slot[n], self.schemas[n]) for n in self.names])
+
+    def part(self, name: str, kind: str, frame: DataFrame, sent=None, arrival=None, source=None) -> DataFrame:
+        """A relation's frame (c0..) as pack rows of the given kind."""
+        row = F.struct(*[F.col(c) for c in self.schemas[name].fieldNames()])
+        return frame.select(
+            F.lit(name).alias("__rel"), F.lit(kind).alias("__kind"),
+            (sent if sent is not None else F.lit(None)).cast("bigint").alias("__sent"),
+            (arrival if arrival is not None else F.lit(None)).cast("bigint").alias("__arrival"),
+            (source if source is not None else F.lit(None)).cast("string").alias(SOURCE_COLUMN),
+            row.alias(self.slot[name]))
+
+    def union(self, parts: list[DataFrame]) -> DataFrame:
+        full = [p.select(*[F.col(f.name) if f.name in p.columns else F.lit(None).cast(f.dataType).alias(f.name)
+                           for f in self.pack_schema.fields]) for p in parts]
+        return reduce(DataFrame.unionAll, full)
+
+    def extract(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:
+        """The rows of one relation and kind, as columns c0..cn-1."""
+        return pack.where((F.col("__rel") == name) & (F.col("__kind") == kind)).select(f"{self.slot[name]}.*")
+
+
+def _spark_type(dialect_type: str):
+    return {"bigint": LongType(), "double": DoubleType(), "string": StringType(),
+            "boolean": BooleanType()}[SPARK_TYPES[dialect_type]]

@@ -1,0 +1,216 @@
+"""The tick loop: every location of a tick evaluated together, as data.
+
+Per tick: the start state (EDB, facts @t, facts carried by @next, messages
+arriving at t, crash facts) goes through the strata as one lazy plan; a
+recursive stratum runs semi-naive (one job per iteration to materialise its
+deltas, one to count them). What crosses the tick boundary — the final state,
+@next facts and messages in flight — is packed into one frame and
+`localCheckpoint`ed: one Spark job per tick for a non-recursive program, and
+lineage cut every tick, so that tick 500 plans like tick 5.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sparkdedalus.analysis.dependencies import dependency_graph, strongly_connected
+from sparkdedalus.network import Network
+from sparkdedalus.program import CRASH, Program
+from sparkdedalus.spark.compiler import SOURCE_COLUMN, RulePlan
+from sparkdedalus.spark.network import arrival_column
+from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
+from sparkdedalus.syntax import ast
+
+#: a recursive stratum's accumulated relation is re-checkpointed after this
+#: many deltas, so that reading it does not scan an ever longer union
+COMPACT_EVERY = 8
+
+
+@dataclass
+class TickStats:
+    tick: int
+    seconds: float
+    iterations: int = 0
+
+
+@dataclass
+class LoopState:
+    """What the loop keeps between ticks."""
+
+    packs: dict = field(default_factory=dict)  # tick -> checkpointed pack
+    stats: list = field(default_factory=list)
+
+
+class TickLoop:
+    def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
+                 edb: dict | None = None, keep_history: bool = True):
+        self.spark = spark
+        self.program = program
+        self.network = network or Network()
+        self.layout = Layout(program.relations)
+        self.keep_history = keep_history
+        self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
+        self.history_needed = {lit.name for r in program.rules for lit in r.positive_atoms + r.negated_atoms
+                               if isinstance(lit.time, ast.TickTime)}
+        self.static = self._static_frames(edb or {})
+        self.rule_order = self._rule_order()
+
+    # ---------------------------------------------------------------- set-up
+    def _frame(self, name: str, rows: list) -> DataFrame:
+        return self.spark.createDataFrame(rows, self.layout.schemas[name])
+
+    def _empty(self, name: str) -> DataFrame:
+        return self._frame(name, [])
+
+    def _static_frames(self, edb: dict) -> dict:
+        rows: dict = {}
+        for fact in self.program.facts:
+            if fact.tick is None:
+                rows.setdefault(fact.atom.name, []).append(fact.row)
+        frames = {name: self._frame(name, sorted(set(r))) for name, r in rows.items()}
+        for name, frame in edb.items():
+            if name not in self.program.relations:
+                raise ValueError(f"EDB given for unknown relation '{name}'")
+            typed = frame.toDF(*self.layout.schemas[name].fieldNames()) if not isinstance(frame, list) \
+                else self._frame(name, [tuple(r) for r in frame])
+            typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
+            frames[name] = frames[name].unionAll(typed) if name in frames else typed
+        if CRASH in self.program.relations and self.network.crashes:
+            rows = self.network.crash_rows(self._locations(frames))
+            frames[CRASH] = self._frame(CRASH, sorted(rows))
+        return frames
+
+    def _locations(self, frames: dict) -> set:
+        """Every location named by a fact or an EDB row (one job per EDB frame)."""
+        found = {f.row[0] for f in self.program.facts}
+        for frame in frames.values():
+            found |= {r[0] for r in frame.select("c0").distinct().collect()}
+        return found
+
+    def _rule_order(self) -> dict:
+        """Per stratum, the relations in dependency order (for non-recursive strata)."""
+        edges = [e for e in dependency_graph(self.program.rules) if e.time == "now"]
+        order = list(reversed(strongly_connected(list(self.program.relations), edges)))
+        rank = {rel: i for i, comp in enumerate(order) for rel in comp}
+        out = {}
+        for stratum in self.program.strata:
+            rules = [self.program.rules[i] for i in stratum.rules]
+            out[stratum.index] = sorted(rules, key=lambda r: rank[r.head.name])
+        return out
+
+    # ---------------------------------------------------------------- one tick
+    def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
+        started = time.perf_counter()
+        current = self._start(tick, previous)
+        iterations = 0
+        for stratum in self.program.strata:
+            rules = self.rule_order[stratum.index]
+            if stratum.recursive:
+                iterations += self._recursive(stratum, rules, current, tick, state)
+            else:
+                for rule in rules:
+                    derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick)
+                    current[rule.head.name] = current[rule.head.name].unionAll(derived)
+        pack = self._pack(tick, current, previous, state)
+        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations))
+        return pack
+
+    def _start(self, tick: int, previous: DataFrame | None) -> dict:
+        at_tick: dict = {}
+        for fact in self.program.facts:
+            if fact.tick == tick:
+                at_tick.setdefault(fact.atom.name, []).append(fact.row)
+        current = {}
+        for name in self.program.relations:
+            parts = []
+            if name in self.static:
+                parts.append(self.static[name])
+            if name in at_tick:
+                parts.append(self._frame(name, at_tick[name]))
+            if previous is not None:
+                parts.append(self.layout.extract(previous, name, NEXT))
+                parts.append(self.layout.extract(
+                    previous.where(F.col("__arrival") == tick), name, MESSAGE))
+            current[name] = reduce(DataFrame.unionAll, parts) if parts else self._empty(name)
+        return current
+
+    def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
+        """read(atom, occurrence) for the rule compiler; `delta` = (occurrence, frames)
+        makes that one atom occurrence read a semi-naive delta instead."""
+        def read(atom: ast.Atom, occurrence):
+            if delta is not None and occurrence == delta[0]:
+                return delta[1][atom.name]
+            if isinstance(atom.time, ast.TickTime) and atom.time.tick != tick:
+                k = atom.time.tick
+                if k > tick or k not in state.packs:
+                    return self._empty(atom.name)
+                return self.layout.extract(state.packs[k], atom.name, STATE)
+            return current[atom.name]
+        return read
+
+    def _recursive(self, stratum, rules, current: dict, tick: int, state: LoopState) -> int:
+        names = sorted({r.head.name for r in rules})
+        # iteration 0: every rule on the full relations
+        for rule in rules:
+            derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick)
+            current[rule.head.name] = current[rule.head.name].unionAll(derived)
+        totals, _ = self._materialise({n: current[n].distinct() for n in names})
+        deltas = dict(totals)
+        accumulated = {n: [totals[n]] for n in names}
+        iterations = 1
+        while True:
+            full = {**current, **{n: reduce(DataFrame.unionAll, accumulated[n]) for n in names}}
+            new: dict = {n: [] for n in names}
+            for rule in rules:
+                plan = self.plans[rule.index]
+                for occurrence, atom in enumerate(plan.positive):
+                    if atom.name in stratum.relations and atom.time is None:
+                        read = self._reader(full, tick, state, delta=(occurrence, deltas))
+                        new[rule.head.name].append(plan.evaluate(read, tick))
+            fresh = {}
+            for n in names:
+                candidates = reduce(DataFrame.unionAll, new[n]) if new[n] else self._empty(n)
+                fresh[n] = candidates.distinct().join(full[n], on=list(full[n].columns), how="left_anti")
+            deltas, packed = self._materialise(fresh)
+            iterations += 1
+            if packed.count() == 0:
+                break
+            for n in names:
+                accumulated[n].append(deltas[n])
+                if len(accumulated[n]) >= COMPACT_EVERY:
+                    compacted, _ = self._materialise({n: reduce(DataFrame.unionAll, accumulated[n])})
+                    accumulated[n] = [compacted[n]]
+        for n in names:
+            current[n] = reduce(DataFrame.unionAll, accumulated[n])
+        return iterations
+
+    def _materialise(self, frames: dict) -> tuple[dict, DataFrame]:
+        """Checkpoint several relations with one job; returns frames reading
+        the checkpoint, and the checkpoint itself."""
+        pack = self.layout.union([self.layout.part(n, STATE, f) for n, f in frames.items()])
+        pack = pack.localCheckpoint(eager=True)
+        return {n: self.layout.extract(pack, n) for n in frames}, pack
+
+    def _pack(self, tick: int, current: dict, previous: DataFrame | None, state: LoopState) -> DataFrame:
+        parts = [self.layout.part(n, STATE, f) for n, f in current.items()]
+        reader = self._reader(current, tick, state)
+        for rule in self.program.rules:
+            if rule.delivery == "now":
+                continue
+            derived = self.plans[rule.index].evaluate(reader, tick)
+            name = rule.head.name
+            if rule.delivery == "next":
+                parts.append(self.layout.part(name, NEXT, derived))
+            else:
+                arrival = arrival_column(self.network, name, self.layout.schemas[name].fieldNames(),
+                                         SOURCE_COLUMN, tick)
+                parts.append(self.layout.part(name, MESSAGE, derived.distinct(), sent=F.lit(tick),
+                                              arrival=arrival, source=F.col(SOURCE_COLUMN)))
+        if previous is not None:
+            parts.append(previous.where((F.col("__kind") == MESSAGE) & (F.col("__arrival") > tick)))
+        return self.layout.union(parts).distinct().localCheckpoint(eager=True)
