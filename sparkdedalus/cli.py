@@ -3,6 +3,7 @@
     sparkdedalus check FILE... [--strict]   exit 0 when valid, 1 with diagnostics
     sparkdedalus fmt FILE... [--write|--check]
     sparkdedalus explain FILE...
+    sparkdedalus run FILE... --ticks N [--engine spark|reference] [--at K] ...
 
 Exit codes: 0 success, 1 program or data errors, 2 usage errors. No traceback
 unless --debug.
@@ -41,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("files", nargs="+", metavar="FILE")
     explain.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
     explain.set_defaults(handler=_explain)
+
+    from sparkdedalus.run_command import add_run_parser
+    add_run_parser(commands)
     return parser
 
 

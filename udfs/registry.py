@@ -35,9 +35,18 @@ def _signed64(n: int) -> int:
     return n - (1 << 64) if n >= 1 << 63 else n
 
 
+def xxhash64_string(s: str) -> int:
+    """Spark's `xxhash64(s)` of a string: xxHash64 with seed 42 of its UTF-8
+    bytes, as a signed 64-bit integer (Spark's LongType).
+
+    >>> xxhash64_string("hi") == xxhash64_string("hi") and -2**63 <= xxhash64_string("hi") < 2**63
+    True
+    """
+    return _signed64(xxhash.xxh64_intdigest(s.encode("utf-8"), seed=_SPARK_HASH_SEED))
+
+
 def _hash(value) -> tuple:
-    digest = xxhash.xxh64_intdigest(spark_string(value).encode("utf-8"), seed=_SPARK_HASH_SEED)
-    return (_signed64(digest),)
+    return (xxhash64_string(spark_string(value)),)
 
 
 def _sha256(value) -> tuple:

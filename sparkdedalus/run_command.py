@@ -1,0 +1,114 @@
+"""`sparkdedalus run`: evaluate a program and print the facts of one tick as JSON.
+
+    sparkdedalus run FILE... --ticks N [--engine spark|reference] [--format json]
+                     [--relations a,b] [--at K] [--seed S] [--network SPEC]
+                     [--inputs DIR]
+
+Prints `{"tick": K, "relations": {"name": [[row], ...]}}` for tick K (default: the
+last), the shared JSON contract of the engines (see `reference.trace.facts_json`).
+Exit codes: 0 success, 1 program or data errors, 2 usage errors (one line each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+
+ENGINES = ("spark", "reference")
+FORMATS = ("json",)
+
+
+class UsageError(Exception):
+    """A bad option (exit 2)."""
+
+
+def add_run_parser(commands) -> None:
+    """Add the `run` subcommand to the CLI's subparsers."""
+    run = commands.add_parser("run", help="run a program and print the facts of one tick as JSON")
+    run.add_argument("files", nargs="+", metavar="FILE")
+    run.add_argument("--engine", default="spark", help="spark (default) or reference")
+    run.add_argument("--ticks", metavar="N", help="run ticks 1..N (required)")
+    run.add_argument("--format", default="json", help="output format: json")
+    run.add_argument("--relations", metavar="A,B", help="relations to print (default: the program's outputs)")
+    run.add_argument("--at", metavar="K", help="the tick to print (default: the last)")
+    run.add_argument("--seed", metavar="S", help="seed of the delay model and of choose (overrides seed= in --network)")
+    run.add_argument("--network", metavar="SPEC", default="",
+                     help="e.g. 'delay=uniform(1,3),omit=a>b@2,crash=b@3' (default: every message arrives at t+1)")
+    run.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
+    run.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
+    run.set_defaults(handler=handle_run)
+
+
+def handle_run(args) -> int:
+    try:
+        _check_options(args)
+    except UsageError as exc:
+        print(f"sparkdedalus: error: {exc}", file=sys.stderr)
+        return 2
+    if args.engine == "spark" and importlib.util.find_spec("sparkdedalus.spark.engine") is None:
+        print("sparkdedalus: error: the Spark engine is not available yet", file=sys.stderr)
+        return 1
+    from sparkdedalus.program import Program
+    program = Program.from_files(*args.files, strict=args.strict)
+    if program.warnings:
+        print(program.render_warnings(), file=sys.stderr)
+    unknown = [name for name in args.relation_list or () if name not in program.relations]
+    if unknown:
+        print(f"sparkdedalus: error: --relations: unknown relation '{unknown[0]}'", file=sys.stderr)
+        return 2
+    if args.engine == "spark":
+        from sparkdedalus.spark.engine import run_cli
+        return run_cli(program, args)
+    return _run_reference(program, args)
+
+
+def _run_reference(program, args) -> int:
+    from sparkdedalus.cli import UserError
+    from sparkdedalus.reference import run
+    try:
+        trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs)
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    print(json.dumps(trace.to_json(tick=args.at_tick, relations=args.relation_list)))
+    return 0
+
+
+def _check_options(args) -> None:
+    """Validate the options and add the parsed values: tick_count, at_tick,
+    relation_list and network_model."""
+    from sparkdedalus.network import Network
+    if args.engine not in ENGINES:
+        raise UsageError(f"--engine: expected one of {', '.join(ENGINES)}, got '{args.engine}'")
+    if args.format not in FORMATS:
+        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
+    if args.ticks is None:
+        raise UsageError("--ticks N is required")
+    args.tick_count = _int_option("--ticks", args.ticks, minimum=1)
+    args.at_tick = None if args.at is None else _int_option("--at", args.at, minimum=1)
+    if args.at_tick is not None and args.at_tick > args.tick_count:
+        raise UsageError(f"--at {args.at_tick} is after the last tick ({args.tick_count})")
+    args.relation_list = None
+    if args.relations is not None:
+        args.relation_list = [name.strip() for name in args.relations.split(",") if name.strip()]
+        if not args.relation_list:
+            raise UsageError("--relations: expected comma-separated relation names")
+    try:
+        network = Network.parse(args.network)
+    except ValueError as exc:
+        raise UsageError(f"--network: {exc}") from None
+    if args.seed is not None:
+        network = Network(network.delay, _int_option("--seed", args.seed, minimum=None),
+                          network.omissions, network.crashes)
+    args.network_model = network
+
+
+def _int_option(name: str, text: str, minimum: int | None) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{name}: expected an integer, got '{text}'") from None
+    if minimum is not None and value < minimum:
+        raise UsageError(f"{name}: expected an integer >= {minimum}, got {value}")
+    return value

@@ -1,0 +1,41 @@
+"""Shared helpers for the reference evaluator's tests. Every expected fact in
+these tests is derived by hand from docs/semantics.md and the examples'
+comments, never copied from the evaluator's output."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from sparkdedalus import Program
+from sparkdedalus.reference import Trace, run
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(REPO, "examples")
+
+#: log in examples/broadcast.ded from tick 4 on (default network), from its comments.
+BROADCAST_FINAL = frozenset({("a", "hi"), ("b", "hi"), ("c", "hi"), ("d", "hi"), ("a", "yo"), ("b", "yo"),
+                             ("c", "yo"), ("a", "bye"), ("b", "bye"), ("c", "bye"), ("d", "bye")})
+
+
+def example(name: str) -> Program:
+    return Program.from_files(os.path.join(EXAMPLES, name))
+
+
+def run_example(name: str, ticks: int, **options) -> Trace:
+    return run(example(name), ticks=ticks, **options)
+
+
+def run_text(text: str, ticks: int, **options) -> Trace:
+    return run(Program.parse(textwrap.dedent(text)), ticks=ticks, **options)
+
+
+def rows(trace: Trace, relation: str, tick: int) -> set:
+    """The facts of `relation` at `tick`, as a plain set of tuples."""
+    return set(trace.relation(relation, tick=tick))
+
+
+def history(trace: Trace, relation: str) -> dict:
+    """tick -> facts of `relation`, for every tick of the run."""
+    return {t: rows(trace, relation, t) for t in range(1, trace.ticks + 1)}
+

@@ -1,0 +1,85 @@
+"""`sparkdedalus run --engine reference`: the JSON output contract and the errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import pytest
+
+from reference_helpers import EXAMPLES
+from sparkdedalus.cli import main
+
+BROADCAST = os.path.join(EXAMPLES, "broadcast.ded")
+
+
+def run_cli(capsys, *argv):
+    status = main(["run", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_json_of_the_last_tick(capsys):
+    status, out, err = run_cli(capsys, BROADCAST, "--engine", "reference", "--ticks", "2")
+    assert status == 0, err
+    assert json.loads(out) == {"tick": 2, "relations": {
+        "bcast": [["b", "yo"]],
+        "log": [["a", "hi"], ["b", "hi"], ["b", "yo"], ["c", "hi"], ["d", "hi"]],
+        "node": [["a", "b"], ["a", "c"], ["a", "d"], ["b", "a"], ["b", "c"]]}}
+    assert list(json.loads(out)["relations"]) == ["bcast", "log", "node"]  # names sorted
+
+
+def test_relations_at_and_network_options(capsys):
+    status, out, err = run_cli(capsys, BROADCAST, "--engine", "reference", "--ticks", "5", "--at", "3",
+                               "--relations", "log", "--network", "delay=fixed,omit=a>c@1", "--seed", "3")
+    assert status == 0, err
+    assert json.loads(out) == {"tick": 3, "relations": {"log": [
+        ["a", "bye"], ["a", "hi"], ["a", "yo"], ["b", "hi"], ["b", "yo"], ["c", "yo"], ["d", "hi"]]}}
+
+
+def test_rows_of_mixed_types_sort_deterministically(tmp_path, capsys):
+    path = tmp_path / "mixed.ded"
+    path.write_text('p("a", 10); p("a", 9); p("a", -1); q("b", "x"); q("b", "B"); q("a", "z");\n'
+                    'r("a", true); r("a", false);\n')
+    status, out, err = run_cli(capsys, str(path), "--engine", "reference", "--ticks", "1")
+    assert status == 0, err
+    assert json.loads(out)["relations"] == {"p": [["a", -1], ["a", 9], ["a", 10]],
+                                            "q": [["a", "z"], ["b", "B"], ["b", "x"]],
+                                            "r": [["a", False], ["a", True]]}
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--engine", "reference"], "--ticks N is required"),
+    (["--engine", "reference", "--ticks", "x"], "--ticks: expected an integer, got 'x'"),
+    (["--engine", "reference", "--ticks", "0"], "--ticks: expected an integer >= 1"),
+    (["--engine", "reference", "--ticks", "2", "--at", "3"], "--at 3 is after the last tick (2)"),
+    (["--engine", "reference", "--ticks", "2", "--relations", "log,nope"], "--relations: unknown relation 'nope'"),
+    (["--engine", "reference", "--ticks", "2", "--network", "delay=uniform(2,1)"], "--network: bad network item"),
+    (["--engine", "reference", "--ticks", "2", "--seed", "s"], "--seed: expected an integer"),
+    (["--engine", "duckdb", "--ticks", "2"], "--engine: expected one of spark, reference"),
+    (["--engine", "reference", "--ticks", "2", "--format", "csv"], "--format: expected one of json"),
+])
+def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
+    status, out, err = run_cli(capsys, BROADCAST, *argv)
+    assert status == 2
+    assert out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"sparkdedalus: error: {message}")
+
+
+def test_bad_input_data_exits_1(tmp_path, capsys):
+    (tmp_path / "p.ded").write_text('.decl n(loc: string, x: int)\n.input n from "n.csv"\n')
+    (tmp_path / "n.csv").write_text("loc,x\na,one\n")
+    status, out, err = run_cli(capsys, str(tmp_path / "p.ded"), "--engine", "reference", "--ticks", "1")
+    assert status == 1 and out == ""
+    assert err.strip() == f"sparkdedalus: error: {tmp_path / 'n.csv'}: row 1: column 'x': cannot read 'one' as int"
+
+
+def test_spark_engine_missing_is_a_one_line_error(capsys, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sparkdedalus.spark.engine" else real(name, *a))
+    status, out, err = run_cli(capsys, BROADCAST, "--ticks", "2")
+    assert status == 1 and out == ""
+    assert err.strip() == "sparkdedalus: error: the Spark engine is not available yet"
