@@ -27,7 +27,7 @@ MAX_SYNTAX_ERRORS = 50
 
 _TERMINAL_NAMES = {
     "SEMICOLON": "';'", "COMMA": "','", "LPAR": "'('", "RPAR": "')'", "LBRACE": "'{'",
-    "RBRACE": "'}'", "COLON": "':'", "AT": "'@'", "IF": "':-'", "__ANON_0": "':-'",
+    "RBRACE": "'}'", "COLON": "':'", "AT": "'@'",
     "IDENT": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
     "COMPARE": "a comparison", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'",
     "PERCENT": "'%'", "AGGREGATE": "an aggregate", "NOTIN": "'notin'", "BANG": "'!'",
@@ -54,7 +54,9 @@ def parse_text(text: str, file: str = "<string>", sources: Sources | None = None
             break
         except lark.UnexpectedInput as exc:
             errors.append(_syntax_error(exc, work, file))
-            blanked = _blank_statement(work, exc.pos_in_stream)
+            token = getattr(exc, "token", None)
+            closing = token is not None and token.type == "RBRACE" and "SEMICOLON" in (getattr(exc, "expected", None) or ())
+            blanked = _blank_statement(work, exc.pos_in_stream, keep_from_offset=closing)
             if blanked == work:
                 break
             work = blanked
@@ -106,7 +108,7 @@ def _code_end_before(text: str, offset: int) -> int:
 def _describe(exc: lark.UnexpectedInput) -> str:
     if isinstance(exc, lark.UnexpectedCharacters):
         return f"syntax error: unexpected character {exc.char!r}"
-    expected = sorted({_TERMINAL_NAMES.get(t, repr(t.lower())) for t in getattr(exc, "expected", ()) or ()})
+    expected = sorted({_terminal_name(t) for t in getattr(exc, "expected", ()) or ()})
     if isinstance(exc, lark.UnexpectedEOF) or getattr(exc, "token", None) is None \
             or exc.token.type == "$END":
         found = "end of file"
@@ -114,6 +116,17 @@ def _describe(exc: lark.UnexpectedInput) -> str:
         found = repr(str(exc.token))
     hint = f", expected {_join(expected)}" if expected else ""
     return f"syntax error: unexpected {found}{hint}"
+
+
+def _terminal_name(name: str) -> str:
+    """A terminal as the user wrote it: anonymous keywords (lark's __ANON_k,
+    e.g. '.decl' or ':-') are named by their text."""
+    if name in _TERMINAL_NAMES:
+        return _TERMINAL_NAMES[name]
+    for terminal in _parser().terminals:
+        if terminal.name == name and isinstance(terminal.pattern, lark.lexer.PatternStr):
+            return repr(terminal.pattern.value)
+    return repr(name.lower())
 
 
 def _join(items: list[str]) -> str:
@@ -124,14 +137,21 @@ def _join(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-def _blank_statement(text: str, offset: int | None) -> str:
-    """Replace the statement around `offset` by spaces, keeping newlines."""
+def _blank_statement(text: str, offset: int | None, keep_from_offset: bool = False) -> str:
+    """Replace the statement around `offset` by spaces, keeping newlines.
+    With `keep_from_offset` (a '}' where a ';' could end the statement), inside
+    a component and after balanced parentheses, the '}' closes the component:
+    it is kept."""
     if offset is None:
         return text
     offset = min(offset, len(text))
     start = max(text.rfind(";", 0, offset), text.rfind("{", 0, offset), text.rfind("}", 0, offset)) + 1
     end = text.find(";", offset)
     end = len(text) if end < 0 else end + 1
+    if keep_from_offset:
+        code = _COMMENT_SCAN.sub(lambda m: " " * len(m.group()), text[:offset])
+        if code.count("{") > code.count("}") and code.count("(", start) == code.count(")", start):
+            end = offset
     if start >= end:
         return text
     middle = "".join(c if c == "\n" else " " for c in text[start:end])
@@ -195,7 +215,7 @@ class _Builder(Transformer):
 
     # -- atoms
     def loc_mark(self, children):
-        return "#"
+        return ("#", self._pos(children[0]))
 
     def time_suffix(self, children):
         (tok,) = children
@@ -203,7 +223,7 @@ class _Builder(Transformer):
 
     def head_term(self, children):
         expr = children[-1]
-        return ("#", expr) if len(children) == 2 else expr
+        return ("#", expr, children[0][1]) if len(children) == 2 else expr
 
     def aggregate(self, children):
         (tok,) = children
@@ -222,7 +242,7 @@ class _Builder(Transformer):
         for i, arg in enumerate(args):
             if isinstance(arg, tuple):
                 if i != 0:
-                    self._error(getattr(arg[1], "pos", what_pos), "'#' marks the location and may only precede the first argument")
+                    self._error(arg[2], "'#' marks the location and may only precede the first argument")
                 arg = arg[1]
             out.append(arg)
         return tuple(out)
@@ -237,7 +257,7 @@ class _Builder(Transformer):
         name, *rest = children
         suffix = rest.pop() if rest and (isinstance(rest[-1], Token) or rest[-1] is None) else None
         items = [r for r in rest if r is not None]
-        if items and items[0] == "#":
+        if items and isinstance(items[0], tuple):
             items = items[1:]
         args = tuple(items)
         time = None
@@ -272,8 +292,8 @@ class _Builder(Transformer):
         return tuple(out)
 
     def choose(self, children):
-        keys, values = children
-        pos = (keys + values)[0].pos if keys + values else ast.NOWHERE
+        keyword, keys, values = children
+        pos = self._pos(keyword)
         if not values:
             self._error(pos, "choose needs at least one chosen variable: choose((Keys), (Values))")
         return ast.Choose(keys, values, pos)

@@ -51,7 +51,9 @@ def format_const(value) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float):
-        return repr(value)
+        text = repr(value)
+        # the grammar's FLOAT needs digits on both sides of a '.': 1e+20 -> 1.0e+20
+        return text.replace("e", ".0e") if "e" in text and "." not in text else text
     return str(value)
 
 
@@ -96,7 +98,8 @@ def format_statement(stmt, indent: str = "") -> str:
         cols = ", ".join(f"{c.name}: {c.type}" for c in stmt.columns)
         return f"{indent}.decl {stmt.name}({cols})"
     if isinstance(stmt, ast.InputDecl):
-        fmt = f" format {stmt.format}" if stmt.format else ""
+        # without a format clause, ';' keeps a next statement named `format` apart
+        fmt = f" format {stmt.format}" if stmt.format else ";"
         return f"{indent}.input {stmt.name} from {format_const(stmt.path)}{fmt}"
     if isinstance(stmt, ast.OutputDecl):
         return f"{indent}.output {stmt.name}"
@@ -128,7 +131,7 @@ class _UnitWriter:
         if self.lines and line > self.last_line + 1:
             self.lines.append("")
         self.lines.append(text)
-        self.last_line = line
+        self.last_line = line + text.count("\n")  # a /* */ comment may span lines
 
     def comments_before(self, line: int | None, indent: str) -> None:
         while self.pending and (line is None or self.pending[0].pos.line < line):
@@ -143,6 +146,7 @@ class _UnitWriter:
                 self._place(line, f"{indent}component {stmt.name} {{")
                 self.statements(stmt.statements, indent + "    ")
                 self.lines.append(f"{indent}}}")
+                self.last_line += 1  # the closing brace's own line: no blank line after it
                 continue
             text = format_statement(stmt, indent)
             while self.pending and self.pending[0].pos.line == line:

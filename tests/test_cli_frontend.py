@@ -1,0 +1,266 @@
+"""The front-end commands of the CLI: check, fmt, explain. Run in-process via
+`sparkdedalus.cli.main` (fast), plus one subprocess run of the installed
+console script and a check that the front end never imports pyspark."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+from frontend_helpers import EXAMPLES, REPO, write
+from sparkdedalus import cli
+from sparkdedalus.syntax.parser import parse_text
+
+EXAMPLE_FILES = sorted(glob.glob(os.path.join(EXAMPLES, "*.ded")))
+
+
+def test_there_are_examples():
+    assert EXAMPLE_FILES
+
+
+# ---------------------------------------------------------------- check
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=os.path.basename)
+def test_check_accepts_every_example(path, capsys):
+    assert cli.main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ok: ")
+
+
+def test_check_reports_counts(tmp_path, capsys):
+    path = write(tmp_path, "ok.ded", 'p(N, X)@next :- p(N, X);\nq(N, X) :- p(N, X);\np("a", 1)@1;\n')
+    assert cli.main(["check", path]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "ok: 2 relations, 2 rules, 1 strata, 0 warning(s)\n"
+    assert captured.err == ""
+
+
+def test_check_fails_with_diagnostics(tmp_path, capsys):
+    path = write(tmp_path, "bad.ded", 'p(X) :- q(X)\nr(X, Y) :- q(X);\nq("a");\n')
+    assert cli.main(["check", path]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"{path}:1:13: error: syntax error: missing ';' at the end of the statement" in captured.err
+    assert captured.err.endswith("1 error(s)\n")
+
+
+def test_check_reports_every_error_of_a_file(tmp_path, capsys):
+    path = write(tmp_path, "bad.ded", 'p(X, Y) :- q(X);\nr(X, _) :- q(X);\ns(X) :- q(X), notin t(X, Z);\nq("a");\nt("a", 1);\n')
+    assert cli.main(["check", path]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1:6: error: " in err
+    assert f"{path}:2:6: error: " in err
+    assert f"{path}:3:26: error: " in err
+    assert err.endswith("3 error(s)\n")
+
+
+def test_check_several_files_form_one_program(tmp_path, capsys):
+    rules = write(tmp_path, "rules.ded", "q(N, X) :- p(N, X);\n")
+    facts = write(tmp_path, "facts.ded", 'p("a", 1);\n')
+    assert cli.main(["check", rules, facts]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "ok: 2 relations, 1 rules, 1 strata, 0 warning(s)\n"
+    assert captured.err == ""  # p is defined in the other file: no warning
+
+
+GLOBAL = 'q("a", "b");\np(X, Y) :- q(X, Y), q(Y, X);\n'
+
+
+def test_check_warns_on_a_global_rule(tmp_path, capsys):
+    path = write(tmp_path, "global.ded", GLOBAL)
+    assert cli.main(["check", path]) == 0
+    captured = capsys.readouterr()
+    assert f"{path}:2:1: warning: rule reads or writes several locations in one tick (X, Y)" in captured.err
+    assert captured.out == "ok: 2 relations, 1 rules, 1 strata, 1 warning(s)\n"
+
+
+def test_check_strict_fails_on_a_global_rule(tmp_path, capsys):
+    path = write(tmp_path, "global.ded", GLOBAL)
+    assert cli.main(["check", "--strict", path]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:2:1: error: rule reads or writes several locations in one tick (X, Y)" in err
+    assert err.endswith("1 error(s)\n")
+
+
+def test_check_missing_file(tmp_path, capsys):
+    assert cli.main(["check", str(tmp_path / "nope.ded")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["check"])
+    assert info.value.code == 2
+
+
+# ---------------------------------------------------------------- fmt
+
+UNFORMATTED = """\
+// a comment
+log(N,P)@next:-log(N,P);
+log(M,P)@async :- bcast(N,P),node(N,M), !gone(M) , P!=\"x\";
+votes(C,X,count<A>):-vote(C,A,X);
+"""
+
+FORMATTED = """\
+// a comment
+log(N, P)@next :- log(N, P);
+log(M, P)@async :- bcast(N, P), node(N, M), notin gone(M), P != "x";
+votes(C, X, count<A>) :- vote(C, A, X);
+"""
+
+
+def test_fmt_prints_the_canonical_form(tmp_path, capsys):
+    path = write(tmp_path, "u.ded", UNFORMATTED)
+    assert cli.main(["fmt", path]) == 0
+    out = capsys.readouterr().out
+    assert out == FORMATTED
+    assert parse_text(out) == parse_text(UNFORMATTED)
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=os.path.basename)
+def test_fmt_output_reparses_to_the_same_ast(path, capsys):
+    assert cli.main(["fmt", path]) == 0
+    out = capsys.readouterr().out
+    with open(path, encoding="utf-8") as handle:
+        original = parse_text(handle.read(), path)
+    reparsed = parse_text(out, path)
+    assert reparsed == original
+    assert [c.text for c in reparsed.comments] == [c.text for c in original.comments]
+
+
+def test_fmt_check(tmp_path, capsys):
+    bad = write(tmp_path, "u.ded", UNFORMATTED)
+    good = write(tmp_path, "f.ded", FORMATTED)
+    assert cli.main(["fmt", "--check", bad]) == 1
+    assert capsys.readouterr().err == f"{bad}: not formatted\n"
+    assert cli.main(["fmt", "--check", good]) == 0
+    assert capsys.readouterr().err == ""
+    assert cli.main(["fmt", "--check", good, bad]) == 1
+
+
+def test_fmt_write_rewrites_in_place(tmp_path, capsys):
+    path = write(tmp_path, "u.ded", UNFORMATTED)
+    assert cli.main(["fmt", "--write", path]) == 0
+    with open(path, encoding="utf-8") as handle:
+        assert handle.read() == FORMATTED
+    assert cli.main(["fmt", "--check", path]) == 0
+
+
+def test_fmt_refuses_a_file_with_syntax_errors(tmp_path, capsys):
+    path = write(tmp_path, "bad.ded", "p(X) :- q(X)\n")
+    assert cli.main(["fmt", "--write", path]) == 1
+    assert f"{path}:1:13: error:" in capsys.readouterr().err
+    with open(path, encoding="utf-8") as handle:
+        assert handle.read() == "p(X) :- q(X)\n"  # untouched
+
+
+# ---------------------------------------------------------------- explain
+
+EXPLAIN_PROGRAM = """\
+.decl vote(loc: string, agent: string, ballot: int)
+component tally {
+  .persist seen
+  seen(N, A) :- vote(N, A, B);
+  votes(N, B, count<A>) :- vote(N, A, B);
+  missing(N, A) :- agent(N, A), notin seen(N, A);
+}
+component relay {
+  fwd(M, B)@async :- votes(N, B, C), peer(N, M);
+  late(N, B)@next :- fwd(N, B), notin late(N, B);
+}
+agent("n", "x");
+peer("n", "m");
+vote("n", "x", 1)@1;
+"""
+
+# By hand: vote is declared (first); then relations by first use: seen (the
+# .persist on line 3), votes, missing, agent, fwd, peer, late. seen reads vote: stratum 0;
+# votes aggregates vote and missing negates seen: stratum 1. fwd and late are not
+# same-tick rules. late negates itself across a tick. tally reads vote, agent
+# (seen is its own), derives seen, votes, missing; relay reads votes, peer, and
+# fwd and late, which it derives itself: no outputs.
+EXPLAIN_OUTPUT = """\
+relations:
+  vote(loc: string, agent: string, ballot: int)  EDB
+  seen(loc: string, c1: string)  IDB, persisted
+  votes(loc: string, c1: int, c2: long)  IDB
+  missing(loc: string, c1: string)  IDB
+  agent(loc: string, c1: string)  EDB
+  fwd(loc: string, c1: int)  IDB
+  peer(loc: string, c1: string)  EDB
+  late(loc: string, c1: int)  IDB
+strata (same tick, in evaluation order):
+  0: seen  (non-recursive, 1 rule(s))
+  1: missing, votes  (non-recursive, 2 rule(s))
+derived for the next tick (@next): late
+sent over the network (@async): fwd
+persisted: seen
+cycles through negation or aggregation across ticks: late
+components:
+  main: inputs -; outputs -
+  tally: inputs agent, vote; outputs missing, votes
+  relay: inputs peer, votes; outputs -
+warnings: 0
+"""
+
+
+def test_explain(tmp_path, capsys):
+    path = write(tmp_path, "x.ded", EXPLAIN_PROGRAM)
+    assert cli.main(["explain", path]) == 0
+    assert capsys.readouterr().out == EXPLAIN_OUTPUT
+
+
+def test_explain_example_mentions_relations_strata_persistence_components(capsys):
+    assert cli.main(["explain", os.path.join(EXAMPLES, "broadcast.ded")]) == 0
+    out = capsys.readouterr().out
+    assert "  log(loc: string, c1: string)  IDB, persisted\n" in out
+    assert "  node(loc: string, c1: string)  EDB, persisted\n" in out
+    assert "  bcast(loc: string, c1: string)  EDB\n" in out
+    assert "  0: log  (non-recursive, 1 rule(s))\n" in out
+    assert "sent over the network (@async): log\n" in out
+    assert "persisted: log, node\n" in out
+    assert "  main: inputs bcast, node; outputs log\n" in out
+
+
+def test_explain_fails_like_check_on_a_bad_program(tmp_path, capsys):
+    path = write(tmp_path, "bad.ded", 'p(X, Y) :- q(X);\nq("a");\n')
+    assert cli.main(["explain", path]) == 1
+    assert f"{path}:1:6: error: variable 'Y' in the head" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the installed script
+
+def test_console_script_runs(tmp_path):
+    script = os.path.join(os.path.dirname(sys.executable), "sparkdedalus")
+    assert os.path.exists(script)
+    ok = subprocess.run([script, "check", os.path.join(EXAMPLES, "broadcast.ded")],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("ok: ")
+    bad = write(tmp_path, "bad.ded", 'p(X)@5 :- q(X);\n')
+    failed = subprocess.run([script, "check", bad], capture_output=True, text=True, timeout=120)
+    assert failed.returncode == 1
+    assert f"{bad}:1:6: error: a rule head takes @next, @async or @later, not '@5'" in failed.stderr
+    assert "Traceback" not in failed.stderr
+
+
+def test_front_end_does_not_import_pyspark():
+    code = ("import sys, sparkdedalus, sparkdedalus.checks, sparkdedalus.explain, sparkdedalus.cli; "
+            "from sparkdedalus import Program; Program.from_files('examples/broadcast.ded'); "
+            "assert 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def test_front_end_commands_do_not_import_pyspark():
+    code = ("import sys; from sparkdedalus import cli\n"
+            "for command in ('check', 'fmt', 'explain'):\n"
+            "    assert cli.main([command, 'examples/broadcast.ded']) == 0\n"
+            "assert 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
