@@ -1,0 +1,288 @@
+"""SparkSession factories: local classic sessions with Delta Lake, and Spark Connect.
+
+Usage::
+
+    from sparkdedalus.spark.session import local_session, session_has_delta
+    spark = local_session()                       # local[2], Delta on, quiet logs
+    spark.range(3).write.format("delta").save("/tmp/t")
+    assert session_has_delta(spark)
+
+Settings come from ``conf/`` at the repository root (spark-defaults.conf, log4j2.properties,
+ivysettings.xml), or from built-in copies when that directory is absent (e.g. wheel installs).
+The Delta jars are resolved by Spark's Ivy from the local Maven repository only (~/.m2, filled by
+``scripts/setup.sh``), so no network is needed at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import uuid
+import warnings
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Mapping
+
+from pyspark.sql import SparkSession
+
+__all__ = [
+    "conf_dir",
+    "delta_maven_coordinates",
+    "delta_jar_conf",
+    "local_session",
+    "remote_session",
+    "session_has_delta",
+    "spark_defaults",
+]
+
+#: ``conf/`` at the repository root (sparkdedalus/spark/session.py -> ../../conf).
+_REPO_CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+# Keys that only make sense with the Delta jars on the classpath.
+_DELTA_KEYS = ("spark.sql.extensions", "spark.sql.catalog.spark_catalog")
+
+# Fallbacks used when conf/ is missing; keep in sync with conf/*.
+_BUILTIN_DEFAULTS = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.extensions": DELTA_EXTENSION,
+    "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+    "spark.databricks.delta.snapshotPartitions": "2",
+}
+
+_BUILTIN_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
+logger.nativecode.level = error
+logger.sparkutils.name = org.apache.spark.util.Utils
+logger.sparkutils.level = error
+logger.stringutils.name = org.apache.spark.util.SparkStringUtils
+logger.stringutils.level = error
+"""
+
+_BUILTIN_IVYSETTINGS = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<ivysettings>
+  <property name="sparkdedalus.m2.repository" value="${user.home}/.m2/repository" override="false"/>
+  <property name="ivy.log.module.when.found" value="false"/>
+  <property name="ivy.log.modules.in.use" value="false"/>
+  <property name="ivy.log.resolved.revision" value="false"/>
+  <property name="ivy.log.conflict.resolution" value="false"/>
+  <settings defaultResolver="local-m2"/>
+  <resolvers>
+    <filesystem name="local-m2" m2compatible="true" checkmodified="false" descriptor="required">
+      <ivy pattern="${sparkdedalus.m2.repository}/[organisation]/[module]/[revision]/[module]-[revision].pom"/>
+      <artifact pattern="${sparkdedalus.m2.repository}/[organisation]/[module]/[revision]/[artifact]-[revision](-[classifier]).[ext]"/>
+    </filesystem>
+  </resolvers>
+</ivysettings>
+"""
+
+
+def conf_dir() -> Path | None:
+    """The configuration directory: $SPARKDEDALUS_CONF_DIR, else the repo's conf/, else None."""
+    env = os.environ.get("SPARKDEDALUS_CONF_DIR")
+    for candidate in ([Path(env)] if env else []) + [_REPO_CONF_DIR]:
+        if (candidate / "spark-defaults.conf").is_file():
+            return candidate
+    return None
+
+
+def _parse_properties(text: str) -> dict[str, str]:
+    """Parse spark-defaults.conf syntax: ``key value`` (or ``key=value``), '#' comments."""
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 1)
+        if "=" in parts[0]:
+            key, _, value = line.partition("=")
+        else:
+            key, value = parts[0], parts[1] if len(parts) > 1 else ""
+        out[key.strip()] = value.strip()
+    return out
+
+
+def spark_defaults() -> dict[str, str]:
+    """Settings of conf/spark-defaults.conf (built-in copy if conf/ is missing)."""
+    d = conf_dir()
+    if d is None:
+        return dict(_BUILTIN_DEFAULTS)
+    return _parse_properties((d / "spark-defaults.conf").read_text())
+
+
+def _fallback_file(name: str, content: str) -> Path:
+    """Write a built-in config file once to a per-user temp dir and return its path."""
+    path = Path(tempfile.gettempdir()) / f"sparkdedalus-{os.getuid()}" / name
+    if not path.is_file() or path.read_text() != content:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(content)
+        tmp.replace(path)
+    return path
+
+
+def _conf_file(name: str, builtin: str) -> Path:
+    d = conf_dir()
+    if d is not None and (d / name).is_file():
+        return d / name
+    return _fallback_file(name, builtin)
+
+
+@lru_cache(maxsize=1)
+def delta_maven_coordinates() -> str:
+    """Maven coordinates of the Delta jar matching the installed pyspark and delta-spark.
+
+    Same rule as ``delta.pip_utils.configure_spark_with_delta_pip``:
+    ``io.delta:delta-spark_<spark major.minor>_2.13:<delta-spark version>``,
+    e.g. ``io.delta:delta-spark_4.1_2.13:4.2.0``.
+    """
+    import pyspark
+
+    delta_version = metadata.version("delta_spark")
+    spark_version = pyspark.__version__
+    scala_version = "2.13"
+    if spark_version:
+        spark_major_minor = ".".join(spark_version.split(".")[:2])
+        artifact = f"delta-spark_{spark_major_minor}_{scala_version}"
+    else:
+        artifact = f"delta-spark_{scala_version}"
+    return f"io.delta:{artifact}:{delta_version}"
+
+
+def delta_jar_conf() -> dict[str, str]:
+    """Spark settings that put the Delta jars on the classpath, resolved offline from ~/.m2."""
+    return {
+        "spark.jars.packages": delta_maven_coordinates(),
+        "spark.jars.ivySettings": str(_conf_file("ivysettings.xml", _BUILTIN_IVYSETTINGS)),
+    }
+
+
+def _session_conf(
+    app_name: str, extra_conf: Mapping[str, object] | None, delta: bool
+) -> dict[str, str]:
+    conf = spark_defaults()
+    if delta:
+        conf.update(delta_jar_conf())
+        conf.setdefault("spark.sql.extensions", DELTA_EXTENSION)
+        conf.setdefault("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
+    else:
+        for key in _DELTA_KEYS:
+            conf.pop(key, None)
+        conf = {k: v for k, v in conf.items() if not k.startswith("spark.databricks.delta.")}
+    conf["spark.app.name"] = app_name
+
+    log4j = _conf_file("log4j2.properties", _BUILTIN_LOG4J2)
+    java_opts = f"-Dlog4j2.configurationFile={log4j.as_uri()}"
+    extra = {str(k): str(v) for k, v in (extra_conf or {}).items()}
+    user_opts = extra.pop("spark.driver.extraJavaOptions", conf.get("spark.driver.extraJavaOptions"))
+    conf["spark.driver.extraJavaOptions"] = f"{java_opts} {user_opts}" if user_opts else java_opts
+    conf.update(extra)
+    return conf
+
+
+def _prepare_local_env(master: str) -> None:
+    if not master.startswith("local"):
+        return
+    # Bind a local driver to loopback: no "hostname resolves to a loopback address" warning,
+    # nothing listening on outside interfaces.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers must run this interpreter (the venv), not whatever `python3` is on PATH,
+    # or UDFs cannot import the project's dependencies. pyspark reads only the environment
+    # variable for this (spark.pyspark.python is ignored when the JVM is started from Python).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def local_session(
+    master: str = "local[2]",
+    app_name: str = "sparkdedalus",
+    extra_conf: Mapping[str, object] | None = None,
+    delta: bool = True,
+) -> SparkSession:
+    """A classic (py4j) SparkSession configured from conf/spark-defaults.conf.
+
+    With ``delta=True`` the Delta jars (``delta_maven_coordinates()``) are added through
+    ``spark.jars.packages`` and resolved offline from ~/.m2 (run ``scripts/setup.sh`` first),
+    and Delta's SQL extension and catalog are installed. ``extra_conf`` overrides everything
+    (a ``spark.driver.extraJavaOptions`` in it is appended to the log4j option).
+
+    Like ``SparkSession.builder.getOrCreate()``, this returns the already running session if
+    there is one, in which case JVM-level settings (jars, master, Java options) do not change.
+    """
+    conf = _session_conf(app_name, extra_conf, delta)
+    _prepare_local_env(master)
+    builder = SparkSession.builder.master(master)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def remote_session(
+    url: str = "local[2]",
+    app_name: str = "sparkdedalus",
+    extra_conf: Mapping[str, object] | None = None,
+    delta: bool = True,
+) -> SparkSession:
+    """A Spark Connect session: ``SparkSession.builder.remote(url)...getOrCreate()``.
+
+    With ``url="local[...]"`` pyspark starts a Spark Connect server in a local JVM configured
+    like ``local_session`` (Delta jars, quiet logs), listening on localhost:15002, and connects
+    to it; ``spark.stop()`` stops both. A ``local`` URL fails if a classic session or context
+    already exists in this process. With ``url="sc://host:port"`` only runtime SQL settings of
+    ``extra_conf`` are sent; the server must already have Delta on its classpath.
+    """
+    builder = SparkSession.builder.remote(url)
+    local = url.startswith("local")
+    if local:
+        conf = _session_conf(app_name, extra_conf, delta)
+        _prepare_local_env(url)
+    else:
+        conf = {str(k): str(v) for k, v in (extra_conf or {}).items()}
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    with warnings.catch_warnings():
+        if local:
+            # pyspark 4.1 starts the local server with every setting, then also tries to set them
+            # all on the Connect session and warns for each static one (jars, UI, extensions).
+            warnings.filterwarnings(
+                "ignore", message=r"Failed to set .* due to \[CANNOT_MODIFY", category=UserWarning
+            )
+        return builder.getOrCreate()
+
+
+def session_has_delta(spark: SparkSession) -> bool:
+    """Whether the ``delta`` data source can be used in ``spark`` (classic or Spark Connect).
+
+    Probe: analyse ``spark.read.format("delta").load(<path that does not exist>)``. Spark looks
+    up the data source first, so a session without the Delta jars fails with
+    DATA_SOURCE_NOT_FOUND, while with Delta the lookup succeeds and the error is about the
+    missing path (PATH_NOT_FOUND). Cost: one query analysis, no Spark job and nothing written
+    (a few ms on a warm classic session, one round trip on Spark Connect). It does not check that
+    Delta's SQL extension is configured (needed for MERGE, DESCRIBE HISTORY, ...): look at
+    ``spark.conf.get("spark.sql.extensions")`` for that.
+    """
+    from pyspark.errors import AnalysisException
+
+    path = f"/nonexistent-sparkdedalus-probe/{uuid.uuid4().hex}"
+    try:
+        spark.read.format("delta").load(path).schema
+    except AnalysisException as exc:
+        # Classic sessions fail in load(), Connect ones in .schema. With Delta the error is
+        # about the path (PATH_NOT_FOUND, DELTA_...): the data source itself was found.
+        condition = exc.getCondition() or ""
+        return "DATA_SOURCE_NOT_FOUND" not in condition and "DATA_SOURCE_NOT_FOUND" not in str(exc)
+    return True
