@@ -4,4 +4,4 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 cd "$ROOT"
-exec "$ROOT/.venv/bin/sparkdedalus" run examples/broadcast.ded --ticks 3 --store runs/broadcast "$@"
+exec "$ROOT/.venv/bin/sparkdedalus" run examples/broadcast.ded --ticks 5 --format table "$@"

@@ -1,23 +1,23 @@
 """`sparkdedalus run`: evaluate a program and print the facts of one tick as JSON.
 
-    sparkdedalus run FILE... --ticks N [--engine spark|reference] [--format json]
+    sparkdedalus run FILE... --ticks N [--engine spark|reference] [--format json|table|csv]
                      [--relations a,b] [--at K] [--seed S] [--network SPEC]
-                     [--inputs DIR]
+                     [--inputs DIR] [--master URL | --remote URL] [--stats FILE] [--quiet]
 
-Prints `{"tick": K, "relations": {"name": [[row], ...]}}` for tick K (default: the
-last), the shared JSON contract of the engines (see `reference.trace.facts_json`).
+Prints the facts of tick K (default: the last); `--format json` (the default)
+prints `{"tick": K, "relations": {"name": [[row], ...]}}`, the shared JSON
+contract of the engines (see `output.facts_json`).
 Exit codes: 0 success, 1 program or data errors, 2 usage errors (one line each).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import sys
 
+from sparkdedalus.output import FORMATS, render
+
 ENGINES = ("spark", "reference")
-FORMATS = ("json",)
 
 
 class UsageError(Exception):
@@ -30,13 +30,19 @@ def add_run_parser(commands) -> None:
     run.add_argument("files", nargs="+", metavar="FILE")
     run.add_argument("--engine", default="spark", help="spark (default) or reference")
     run.add_argument("--ticks", metavar="N", help="run ticks 1..N (required)")
-    run.add_argument("--format", default="json", help="output format: json")
+    run.add_argument("--format", default="json", help="output format: json (default), table or csv")
     run.add_argument("--relations", metavar="A,B", help="relations to print (default: the program's outputs)")
     run.add_argument("--at", metavar="K", help="the tick to print (default: the last)")
     run.add_argument("--seed", metavar="S", help="seed of the delay model and of choose (overrides seed= in --network)")
     run.add_argument("--network", metavar="SPEC", default="",
                      help="e.g. 'delay=uniform(1,3),omit=a>b@2,crash=b@3' (default: every message arrives at t+1)")
     run.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
+    run.add_argument("--master", metavar="URL", default="local[2]",
+                     help="Spark master for the session the run creates (default local[2])")
+    run.add_argument("--remote", metavar="URL", help="use Spark Connect at URL (e.g. sc://host:15002 or local[2])")
+    run.add_argument("--stats", metavar="FILE", help="write run statistics as JSON to FILE")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
     run.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
     run.set_defaults(handler=handle_run)
 
@@ -47,9 +53,6 @@ def handle_run(args) -> int:
     except UsageError as exc:
         print(f"sparkdedalus: error: {exc}", file=sys.stderr)
         return 2
-    if args.engine == "spark" and importlib.util.find_spec("sparkdedalus.spark.engine") is None:
-        print("sparkdedalus: error: the Spark engine is not available yet", file=sys.stderr)
-        return 1
     from sparkdedalus.program import Program
     program = Program.from_files(*args.files, strict=args.strict)
     if program.warnings:
@@ -59,8 +62,8 @@ def handle_run(args) -> int:
         print(f"sparkdedalus: error: --relations: unknown relation '{unknown[0]}'", file=sys.stderr)
         return 2
     if args.engine == "spark":
-        from sparkdedalus.spark.engine import run_cli
-        return run_cli(program, args)
+        from sparkdedalus.spark.command import run_spark
+        return run_spark(program, args)
     return _run_reference(program, args)
 
 
@@ -71,7 +74,9 @@ def _run_reference(program, args) -> int:
         trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
-    print(json.dumps(trace.to_json(tick=args.at_tick, relations=args.relation_list)))
+    tick = args.at_tick or args.tick_count
+    names = args.relation_list or list(program.outputs)
+    print(render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program))
     return 0
 
 

@@ -58,7 +58,7 @@ def test_rows_of_mixed_types_sort_deterministically(tmp_path, capsys):
     (["--engine", "reference", "--ticks", "2", "--network", "delay=uniform(2,1)"], "--network: bad network item"),
     (["--engine", "reference", "--ticks", "2", "--seed", "s"], "--seed: expected an integer"),
     (["--engine", "duckdb", "--ticks", "2"], "--engine: expected one of spark, reference"),
-    (["--engine", "reference", "--ticks", "2", "--format", "csv"], "--format: expected one of json"),
+    (["--engine", "reference", "--ticks", "2", "--format", "xml"], "--format: expected one of table, json, csv"),
 ])
 def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
     status, out, err = run_cli(capsys, BROADCAST, *argv)

@@ -8,6 +8,6 @@
 """
 
 from sparkdedalus.reference.evaluator import run
-from sparkdedalus.reference.trace import Message, Trace, facts_json
+from sparkdedalus.reference.trace import Message, Trace
 
-__all__ = ["run", "Trace", "Message", "facts_json"]
+__all__ = ["run", "Trace", "Message"]

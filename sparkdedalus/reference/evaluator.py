@@ -31,8 +31,8 @@ from sparkdedalus.network import Network, choice_key
 from sparkdedalus.program import CRASH
 from sparkdedalus.reference.inputs import edb_rows, read_inputs
 from sparkdedalus.reference.trace import Message, Trace
-from sparkdedalus.reference.values import (EvaluationError, NoValue, compare, convert_row, evaluate,
-                                           sort_key)
+from sparkdedalus.output import sort_key
+from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from udfs.registry import FUNCTIONS, spark_string

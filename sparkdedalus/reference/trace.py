@@ -5,7 +5,7 @@
 
     {"tick": 3, "relations": {"log": [["a", "hi"], ["b", "hi"]], "node": [...]}}
 
-relations in name order, rows as JSON arrays sorted by `values.sort_key`
+relations in name order, rows as JSON arrays sorted by `output.sort_key`
 (booleans < numbers < strings, column by column).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sparkdedalus.reference.values import sort_key
+from sparkdedalus.output import facts_json
 
 
 class Message(NamedTuple):
@@ -24,13 +24,6 @@ class Message(NamedTuple):
     src: object
     send_tick: int
     arrival: int | None
-
-
-def facts_json(tick: int, relations: dict) -> dict:
-    """{"tick": tick, "relations": {name: [[value, ...], ...]}} with sorted names and rows."""
-    return {"tick": tick,
-            "relations": {name: [list(row) for row in sorted(relations[name], key=sort_key)]
-                          for name in sorted(relations)}}
 
 
 class Trace:

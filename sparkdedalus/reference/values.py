@@ -114,12 +114,3 @@ def convert(value, typ: str):
 
 def convert_row(row: tuple, types: tuple) -> tuple:
     return tuple(convert(value, typ) for value, typ in zip(row, types))
-
-
-_TYPE_RANK = {bool: 0, int: 1, float: 1, str: 2}
-
-
-def sort_key(row: tuple) -> tuple:
-    """A total order on rows of mixed types: (type rank, value) per column,
-    booleans < numbers < strings. Shared with the Spark engine's JSON output."""
-    return tuple((_TYPE_RANK[type(value)], value) for value in row)

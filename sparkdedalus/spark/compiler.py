@@ -200,7 +200,7 @@ class RulePlan:
         if isinstance(atom.time, ast.VarTime):
             keys.pop(atom.time.var.name, None)
         names = list(keys)
-        negated = negated.select(*[F.col(keys[v]).alias(self.columns[v]) for v in names]).distinct()
+        negated = negated.select(*[F.col(keys[v]).alias(self.columns[v]) for v in names])
         if not names:
             return frame.join(negated, how="left_anti")
         return frame.join(negated, on=[self.columns[v] for v in names], how="left_anti")

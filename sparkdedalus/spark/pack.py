@@ -52,6 +52,11 @@ class Layout:
                            for f in self.pack_schema.fields]) for p in parts]
         return reduce(DataFrame.unionAll, full)
 
+    def distinct(self, pack: DataFrame, partitions: int) -> DataFrame:
+        """Set semantics with exactly one shuffle into `partitions` partitions
+        (the hash partitioning satisfies the distinct's grouping)."""
+        return pack.repartition(partitions, *pack.columns).distinct()
+
     def extract(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:
         """The rows of one relation and kind, as columns c0..cn-1."""
         return pack.where((F.col("__rel") == name) & (F.col("__kind") == kind)).select(f"{self.slot[name]}.*")

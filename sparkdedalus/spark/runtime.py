@@ -31,6 +31,12 @@ from sparkdedalus.syntax import ast
 COMPACT_EVERY = 8
 
 
+def default_partitions(spark: SparkSession) -> int:
+    """Partitions of the per-tick pack: the session's shuffle partitions, at
+    most 8 (a session left at Spark's 200 would pay 200 tasks per shuffle)."""
+    return max(1, min(int(spark.conf.get("spark.sql.shuffle.partitions", "4")), 8))
+
+
 @dataclass
 class TickStats:
     tick: int
@@ -48,8 +54,9 @@ class LoopState:
 
 class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
-                 edb: dict | None = None, keep_history: bool = True):
+                 edb: dict | None = None, keep_history: bool = True, partitions: int | None = None):
         self.spark = spark
+        self.partitions = partitions or default_partitions(spark)
         self.program = program
         self.network = network or Network()
         self.layout = Layout(program.relations)
@@ -62,10 +69,20 @@ class TickLoop:
 
     # ---------------------------------------------------------------- set-up
     def _frame(self, name: str, rows: list) -> DataFrame:
-        return self.spark.createDataFrame(rows, self.layout.schemas[name])
+        """Rows as a one-partition frame (an inline array: no RDD, no Python
+        serialisation, works on Spark Connect)."""
+        if not rows:
+            return self._empty(name)
+        schema = self.layout.schemas[name]
+        structs = [F.struct(*[F.lit(v).cast(f.dataType).alias(f.name) for v, f in zip(row, schema.fields)])
+                   for row in rows]
+        return self.spark.range(0, 1, 1, 1).select(F.inline(F.array(*structs)))
 
     def _empty(self, name: str) -> DataFrame:
-        return self._frame(name, [])
+        """An empty frame the optimiser recognises as empty and prunes."""
+        schema = self.layout.schemas[name]
+        return self.spark.range(0, 1, 1, 1).select(
+            *[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields]).where(F.lit(False))
 
     def _static_frames(self, edb: dict) -> dict:
         rows: dict = {}
@@ -169,7 +186,7 @@ class TickLoop:
             for rule in rules:
                 plan = self.plans[rule.index]
                 for occurrence, atom in enumerate(plan.positive):
-                    if atom.name in stratum.relations and atom.time is None:
+                    if atom.name in names and atom.time is None:
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
                         new[rule.head.name].append(plan.evaluate(read, tick))
             fresh = {}
@@ -193,7 +210,7 @@ class TickLoop:
         """Checkpoint several relations with one job; returns frames reading
         the checkpoint, and the checkpoint itself."""
         pack = self.layout.union([self.layout.part(n, STATE, f) for n, f in frames.items()])
-        pack = pack.localCheckpoint(eager=True)
+        pack = pack.repartition(self.partitions).localCheckpoint(eager=True)
         return {n: self.layout.extract(pack, n) for n in frames}, pack
 
     def _pack(self, tick: int, current: dict, previous: DataFrame | None, state: LoopState) -> DataFrame:
@@ -213,4 +230,4 @@ class TickLoop:
                                               arrival=arrival, source=F.col(SOURCE_COLUMN)))
         if previous is not None:
             parts.append(previous.where((F.col("__kind") == MESSAGE) & (F.col("__arrival") > tick)))
-        return self.layout.union(parts).distinct().localCheckpoint(eager=True)
+        return self.layout.distinct(self.layout.union(parts), self.partitions).localCheckpoint(eager=True)

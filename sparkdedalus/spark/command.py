@@ -1,0 +1,112 @@
+"""`sparkdedalus run` with the Spark engine: create the session, run with a
+progress bar, print one tick, write statistics.
+
+This shell (not the engine) may count Spark jobs through the classic
+session's status tracker; on Spark Connect the job counts are left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+
+from sparkdedalus.output import render
+
+
+def _session(args):
+    from sparkdedalus.spark.session import local_session, remote_session
+    with _jvm_stdout(verbose=args.verbose):
+        if args.remote:
+            return remote_session(args.remote)
+        spark = local_session(master=args.master)
+    if args.verbose:
+        spark.sparkContext.setLogLevel("INFO")
+    return spark
+
+
+JVM_LOG = os.path.join(tempfile.gettempdir(), "sparkdedalus-jvm.log")
+
+
+@contextlib.contextmanager
+def _jvm_stdout(verbose: bool):
+    """A JVM started in here inherits standard output and error. Its output
+    (Ivy's resolution report, start-up warnings) goes to standard error with
+    --verbose and to JVM_LOG otherwise, never to standard output, where the
+    facts are printed."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    target = os.dup(2) if verbose else os.open(JVM_LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(target, 1)
+    if not verbose:
+        os.dup2(target, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
+
+
+class _JobCounter:
+    """Spark jobs run so far, where the session can tell (classic only)."""
+
+    def __init__(self, spark):
+        self.tracker = None
+        try:
+            self.tracker = spark.sparkContext.statusTracker()
+            spark.sparkContext.setJobGroup("sparkdedalus", "sparkdedalus run")
+        except Exception:  # Spark Connect has no SparkContext
+            self.tracker = None
+
+    def count(self) -> int | None:
+        if self.tracker is None:
+            return None
+        return len(self.tracker.getJobIdsForGroup("sparkdedalus"))
+
+
+def run_spark(program, args) -> int:
+    from sparkdedalus.spark.engine import Engine
+    from sparkdedalus.spark.progress import TickProgress
+
+    started = time.perf_counter()
+    spark = _session(args)
+    jobs = _JobCounter(spark)
+    per_tick_jobs: list = []
+    last = [jobs.count() or 0]
+
+    with TickProgress(args.tick_count, enabled=not args.quiet) as bar:
+        def progress(tick, stats):
+            now = jobs.count()
+            if now is not None:
+                per_tick_jobs.append(now - last[0])
+                last[0] = now
+            bar.advance(tick, stats.seconds)
+
+        run = Engine(spark).run(program, ticks=args.tick_count, network=args.network_model, progress=progress)
+    tick = args.at_tick or args.tick_count
+    names = args.relation_list or list(program.outputs)
+    facts = run.facts(tick, relations=names)
+    print(render(args.format, tick, facts, program))
+    if args.stats:
+        _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started)
+    return 0
+
+
+def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: float) -> None:
+    stats = {
+        "total_seconds": round(seconds, 3),
+        "tick_seconds": [round(s.seconds, 4) for s in run.stats],
+        "jobs_per_tick": per_tick_jobs or None,
+        "iterations_per_tick": [s.iterations for s in run.stats],
+        "facts": {name: len(rows) for name, rows in sorted(facts.items())},
+    }
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(stats, handle, indent=2)
+        handle.write("\n")
+    print(f"statistics written to {path}", file=sys.stderr)
