@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 
@@ -74,12 +73,3 @@ def test_bad_input_data_exits_1(tmp_path, capsys):
     status, out, err = run_cli(capsys, str(tmp_path / "p.ded"), "--engine", "reference", "--ticks", "1")
     assert status == 1 and out == ""
     assert err.strip() == f"sparkdedalus: error: {tmp_path / 'n.csv'}: row 1: column 'x': cannot read 'one' as int"
-
-
-def test_spark_engine_missing_is_a_one_line_error(capsys, monkeypatch):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "sparkdedalus.spark.engine" else real(name, *a))
-    status, out, err = run_cli(capsys, BROADCAST, "--ticks", "2")
-    assert status == 1 and out == ""
-    assert err.strip() == "sparkdedalus: error: the Spark engine is not available yet"
