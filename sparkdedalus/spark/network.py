@@ -9,32 +9,31 @@ or before t.
 
 from __future__ import annotations
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-
 from sparkdedalus.network import Network, Uniform
+from sparkdedalus.spark.expressions import sql_literal
 
 SEPARATOR = "\x1f"
 
 
-def arrival_column(network: Network, relation: str, row: list[str], src: str, tick: int) -> Column:
+def arrival_sql(network: Network, relation: str, row: list[str], src: str, tick: int) -> str:
+    """SQL for the arrival tick of messages sent at `tick` (NULL when lost);
+    `row` names the message's columns, destination first, `src` the sender's."""
     delay = network.delay
     if isinstance(delay, Uniform):
-        text = F.concat_ws(SEPARATOR, F.lit(str(network.seed)), F.lit(relation), F.lit(str(tick)),
-                           *[F.col(c).cast("string") for c in row])
-        arrival = F.lit(tick + delay.low) + F.pmod(F.xxhash64(text), F.lit(delay.high - delay.low + 1))
+        parts = [sql_literal(str(network.seed)), sql_literal(relation), sql_literal(str(tick))]
+        parts += [f"CAST(`{c}` AS STRING)" for c in row]
+        text = f"concat_ws({sql_literal(SEPARATOR)}, {', '.join(parts)})"
+        arrival = f"({tick + delay.low} + pmod(xxhash64({text}), {delay.high - delay.low + 1}))"
     else:
-        arrival = F.lit(tick + 1)
-    lost = _lost(network, F.col(row[0]).cast("string"), F.col(src), tick)
-    return F.when(lost, F.lit(None)).otherwise(arrival).cast("bigint")
+        arrival = str(tick + 1)
+    lost = _lost_sql(network, f"CAST(`{row[0]}` AS STRING)", f"`{src}`", tick)
+    return f"CASE WHEN {lost} THEN NULL ELSE {arrival} END"
 
 
-def _lost(network: Network, dst: Column, src: Column, tick: int) -> Column:
-    lost = F.lit(False)
-    for (o_src, o_dst, o_tick) in network.omissions:
-        if o_tick == tick:
-            lost = lost | ((src == F.lit(str(o_src))) & (dst == F.lit(str(o_dst))))
-    crashed = [str(node) for node, at in network.crashes.items() if at <= tick]
+def _lost_sql(network: Network, dst: str, src: str, tick: int) -> str:
+    conditions = [f"({src} = {sql_literal(o_src)} AND {dst} = {sql_literal(o_dst)})"
+                  for (o_src, o_dst, o_tick) in sorted(network.omissions) if o_tick == tick]
+    crashed = sorted(node for node, at in network.crashes.items() if at <= tick)
     if crashed:
-        lost = lost | src.isin(crashed)
-    return lost
+        conditions.append(f"{src} IN ({', '.join(sql_literal(n) for n in crashed)})")
+    return " OR ".join(conditions) or "false"

@@ -38,19 +38,24 @@ class Layout:
             + [StructField(self.slot[n], self.schemas[n]) for n in self.names])
 
     def part(self, name: str, kind: str, frame: DataFrame, sent=None, arrival=None, source=None) -> DataFrame:
-        """A relation's frame (c0..) as pack rows of the given kind."""
-        row = F.struct(*[F.col(c) for c in self.schemas[name].fieldNames()])
-        return frame.select(
-            F.lit(name).alias("__rel"), F.lit(kind).alias("__kind"),
-            (sent if sent is not None else F.lit(None)).cast("bigint").alias("__sent"),
-            (arrival if arrival is not None else F.lit(None)).cast("bigint").alias("__arrival"),
-            (source if source is not None else F.lit(None)).cast("string").alias(SOURCE_COLUMN),
-            row.alias(self.slot[name]))
+        """A relation's frame (c0..) as pack rows of the given kind, with the
+        full pack schema (other relations' slots NULL). `sent`, `arrival`,
+        `source` are SQL expressions over the frame's columns."""
+        slot = self.slot[name]
+        fields = self.schemas[name].fieldNames()
+        exprs = [f"'{name}' AS __rel", f"'{kind}' AS __kind",
+                 f"CAST({sent or 'NULL'} AS BIGINT) AS __sent",
+                 f"CAST({arrival or 'NULL'} AS BIGINT) AS __arrival",
+                 f"CAST({source or 'NULL'} AS STRING) AS {SOURCE_COLUMN}"]
+        for other in self.names:
+            if other == name:
+                exprs.append(f"struct({', '.join(f'`{c}`' for c in fields)}) AS {slot}")
+            else:
+                exprs.append(f"CAST(NULL AS {self.schemas[other].simpleString()}) AS {self.slot[other]}")
+        return frame.selectExpr(*exprs)
 
     def union(self, parts: list[DataFrame]) -> DataFrame:
-        full = [p.select(*[F.col(f.name) if f.name in p.columns else F.lit(None).cast(f.dataType).alias(f.name)
-                           for f in self.pack_schema.fields]) for p in parts]
-        return reduce(DataFrame.unionAll, full)
+        return reduce(DataFrame.unionAll, parts)
 
     def distinct(self, pack: DataFrame, partitions: int) -> DataFrame:
         """Set semantics with exactly one shuffle into `partitions` partitions

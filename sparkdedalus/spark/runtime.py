@@ -22,7 +22,7 @@ from sparkdedalus.analysis.dependencies import dependency_graph, strongly_connec
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.spark.compiler import SOURCE_COLUMN, RulePlan
-from sparkdedalus.spark.network import arrival_column
+from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
 from sparkdedalus.syntax import ast
 
@@ -60,6 +60,7 @@ class TickLoop:
         self.program = program
         self.network = network or Network()
         self.layout = Layout(program.relations)
+        self._empties: dict = {}
         self.keep_history = keep_history
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
         self.history_needed = {lit.name for r in program.rules for lit in r.positive_atoms + r.negated_atoms
@@ -79,10 +80,12 @@ class TickLoop:
         return self.spark.range(0, 1, 1, 1).select(F.inline(F.array(*structs)))
 
     def _empty(self, name: str) -> DataFrame:
-        """An empty frame the optimiser recognises as empty and prunes."""
-        schema = self.layout.schemas[name]
-        return self.spark.range(0, 1, 1, 1).select(
-            *[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields]).where(F.lit(False))
+        """An empty frame the optimiser recognises as empty and prunes (built once)."""
+        if name not in self._empties:
+            schema = self.layout.schemas[name]
+            self._empties[name] = self.spark.range(0, 1, 1, 1).selectExpr(
+                *[f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in schema.fields]).where("false")
+        return self._empties[name]
 
     def _static_frames(self, edb: dict) -> dict:
         rows: dict = {}
@@ -224,10 +227,10 @@ class TickLoop:
             if rule.delivery == "next":
                 parts.append(self.layout.part(name, NEXT, derived))
             else:
-                arrival = arrival_column(self.network, name, self.layout.schemas[name].fieldNames(),
-                                         SOURCE_COLUMN, tick)
-                parts.append(self.layout.part(name, MESSAGE, derived.distinct(), sent=F.lit(tick),
-                                              arrival=arrival, source=F.col(SOURCE_COLUMN)))
+                arrival = arrival_sql(self.network, name, self.layout.schemas[name].fieldNames(),
+                                      SOURCE_COLUMN, tick)
+                parts.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
+                                              arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
         if previous is not None:
             parts.append(previous.where((F.col("__kind") == MESSAGE) & (F.col("__arrival") > tick)))
         return self.layout.distinct(self.layout.union(parts), self.partitions).localCheckpoint(eager=True)
