@@ -198,7 +198,9 @@ class RulePlan:
             else:
                 keys[arg.name] = col
         if isinstance(atom.time, ast.VarTime):
-            keys.pop(atom.time.var.name, None)
+            # `notin r(..)@T`: a match needs T to be the current tick
+            negated = negated.withColumn("__now", F.lit(tick).cast("bigint"))
+            keys[atom.time.var.name] = "__now"
         names = list(keys)
         negated = negated.select(*[F.col(keys[v]).alias(self.columns[v]) for v in names])
         if not names:
