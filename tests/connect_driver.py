@@ -4,6 +4,8 @@ test_engine_connect.py (a Connect server cannot share a process with the
 classic session of the other tests)."""
 
 import json
+import os
+import socket
 import sys
 from pathlib import Path
 
@@ -11,11 +13,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine_helpers import EXAMPLES, differences, example_ticks  # noqa: E402
 from sparkdedalus import Program  # noqa: E402
-from sparkdedalus.spark.session import remote_session  # noqa: E402
+from sparkdedalus.spark.session import local_session  # noqa: E402
+
+
+def connect_session():
+    """A Spark Connect client of a server started in this process on a free
+    port (what `remote("local[2]")` does, but not tied to port 15002)."""
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    local_session(delta=False, extra_conf={"spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
+                                           "spark.connect.grpc.binding.port": str(port),
+                                           "spark.sql.adaptive.enabled": "false"})
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # as remote("local") does: functions build Connect columns
+    return ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
 
 
 def main(names: list[str]) -> None:
-    spark = remote_session("local[2]", delta=False)
+    spark = connect_session()
     try:
         assert "connect" in type(spark).__module__, type(spark).__module__
         for name in names:
