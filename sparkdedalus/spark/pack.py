@@ -54,6 +54,13 @@ class Layout:
                 exprs.append(f"CAST(NULL AS {self.schemas[other].simpleString()}) AS {self.slot[other]}")
         return frame.selectExpr(*exprs)
 
+    def relabel(self, pack: DataFrame, condition: str, kind: str = STATE) -> DataFrame:
+        """The rows of `pack` meeting the SQL `condition`, as rows of `kind`
+        with no message bookkeeping."""
+        columns = [f"'{kind}' AS __kind", "CAST(NULL AS BIGINT) AS __sent", "CAST(NULL AS BIGINT) AS __arrival",
+                   f"CAST(NULL AS STRING) AS {SOURCE_COLUMN}"]
+        return pack.where(condition).selectExpr("__rel", *columns, *[self.slot[n] for n in self.names])
+
     def union(self, parts: list[DataFrame]) -> DataFrame:
         return reduce(DataFrame.unionAll, parts)
 

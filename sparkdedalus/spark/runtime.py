@@ -65,8 +65,9 @@ class TickLoop:
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
         self.history_needed = {lit.name for r in program.rules for lit in r.positive_atoms + r.negated_atoms
                                if isinstance(lit.time, ast.TickTime)}
-        self.static = self._static_frames(edb or {})
+        self.static_pack = self._static_pack(self._static_frames(edb or {}))
         self.rule_order = self._rule_order()
+        self.may_start = self._may_start()
 
     # ---------------------------------------------------------------- set-up
     def _frame(self, name: str, rows: list) -> DataFrame:
@@ -105,12 +106,37 @@ class TickLoop:
             frames[CRASH] = self._frame(CRASH, sorted(rows))
         return frames
 
+    def _static_pack(self, frames: dict) -> DataFrame | None:
+        """The facts true at every tick, packed and materialised once (one job)."""
+        self.static_names = set(frames)
+        if not frames:
+            return None
+        pack = self.layout.union([self.layout.part(n, STATE, f) for n, f in frames.items()])
+        return pack.repartition(self.partitions).localCheckpoint(eager=True)
+
+    def _facts_pack(self, tick: int) -> DataFrame | None:
+        rows: dict = {}
+        for fact in self.program.facts:
+            if fact.tick == tick:
+                rows.setdefault(fact.atom.name, []).append(fact.row)
+        if not rows:
+            return None
+        return self.layout.union([self.layout.part(n, STATE, self._frame(n, r)) for n, r in rows.items()])
+
     def _locations(self, frames: dict) -> set:
         """Every location named by a fact or an EDB row (one job per EDB frame)."""
         found = {f.row[0] for f in self.program.facts}
         for frame in frames.values():
             found |= {r[0] for r in frame.select("c0").distinct().collect()}
         return found
+
+    def _may_start(self) -> set:
+        """Relations that can have facts at the start of a tick."""
+        names = {f.atom.name for f in self.program.facts}
+        names |= {r.head.name for r in self.program.rules if r.delivery != "now"}
+        if self.static_pack is not None:
+            names |= set(self.static_names)
+        return names
 
     def _rule_order(self) -> dict:
         """Per stratum, the relations in dependency order (for non-recursive strata)."""
@@ -126,38 +152,35 @@ class TickLoop:
     # ---------------------------------------------------------------- one tick
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
-        current = self._start(tick, previous)
+        start, current = self._start(tick, previous)
+        derived_parts = []
         iterations = 0
         for stratum in self.program.strata:
             rules = self.rule_order[stratum.index]
             if stratum.recursive:
                 iterations += self._recursive(stratum, rules, current, tick, state)
+                derived_parts += [self.layout.part(n, STATE, current[n]) for n in {r.head.name for r in rules}]
             else:
                 for rule in rules:
                     derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick)
                     current[rule.head.name] = current[rule.head.name].unionAll(derived)
-        pack = self._pack(tick, current, previous, state)
+                    derived_parts.append(self.layout.part(rule.head.name, STATE, derived))
+        pack = self._pack(tick, start, derived_parts, current, previous, state)
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations))
         return pack
 
-    def _start(self, tick: int, previous: DataFrame | None) -> dict:
-        at_tick: dict = {}
-        for fact in self.program.facts:
-            if fact.tick == tick:
-                at_tick.setdefault(fact.atom.name, []).append(fact.row)
-        current = {}
-        for name in self.program.relations:
-            parts = []
-            if name in self.static:
-                parts.append(self.static[name])
-            if name in at_tick:
-                parts.append(self._frame(name, at_tick[name]))
-            if previous is not None:
-                parts.append(self.layout.extract(previous, name, NEXT))
-                parts.append(self.layout.extract(
-                    previous.where(F.col("__arrival") == tick), name, MESSAGE))
-            current[name] = reduce(DataFrame.unionAll, parts) if parts else self._empty(name)
-        return current
+    def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict]:
+        """The tick's starting facts as one pack (static facts, facts @tick,
+        facts carried by @next, messages arriving now: four branches whatever
+        the number of relations), and a frame per relation reading it."""
+        sources = [p for p in (self.static_pack, self._facts_pack(tick)) if p is not None]
+        if previous is not None:
+            sources.append(self.layout.relabel(previous, f"__kind = '{NEXT}'"))
+            sources.append(self.layout.relabel(previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
+        start = self.layout.union(sources) if sources else None
+        current = {name: self.layout.extract(start, name) if start is not None and name in self.may_start
+                   else self._empty(name) for name in self.program.relations}
+        return start, current
 
     def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
         """read(atom, occurrence) for the rule compiler; `delta` = (occurrence, frames)
@@ -216,8 +239,11 @@ class TickLoop:
         pack = pack.repartition(self.partitions).localCheckpoint(eager=True)
         return {n: self.layout.extract(pack, n) for n in frames}, pack
 
-    def _pack(self, tick: int, current: dict, previous: DataFrame | None, state: LoopState) -> DataFrame:
-        parts = [self.layout.part(n, STATE, f) for n, f in current.items()]
+    def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, current: dict,
+              previous: DataFrame | None, state: LoopState) -> DataFrame:
+        """Everything that crosses the tick boundary, materialised with one job:
+        the final state (S), facts for the next tick (N), messages (M)."""
+        parts = ([start] if start is not None else []) + derived_parts
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
             if rule.delivery == "now":
@@ -232,5 +258,8 @@ class TickLoop:
                 parts.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
                                               arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
         if previous is not None:
-            parts.append(previous.where((F.col("__kind") == MESSAGE) & (F.col("__arrival") > tick)))
+            parts.append(previous.where(f"__kind = '{MESSAGE}' AND __arrival > {tick}"))
+        if not parts:
+            parts.append(self.layout.part(next(iter(self.layout.names)), STATE,
+                                          self._empty(next(iter(self.layout.names)))))
         return self.layout.distinct(self.layout.union(parts), self.partitions).localCheckpoint(eager=True)

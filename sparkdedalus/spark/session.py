@@ -52,6 +52,7 @@ _BUILTIN_DEFAULTS = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.extensions": DELTA_EXTENSION,
     "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
     "spark.databricks.delta.snapshotPartitions": "2",
@@ -280,9 +281,14 @@ def session_has_delta(spark: SparkSession) -> bool:
     path = f"/nonexistent-sparkdedalus-probe/{uuid.uuid4().hex}"
     try:
         spark.read.format("delta").load(path).schema
-    except AnalysisException as exc:
-        # Classic sessions fail in load(), Connect ones in .schema. With Delta the error is
-        # about the path (PATH_NOT_FOUND, DELTA_...): the data source itself was found.
-        condition = exc.getCondition() or ""
-        return "DATA_SOURCE_NOT_FOUND" not in condition and "DATA_SOURCE_NOT_FOUND" not in str(exc)
+    except Exception as exc:  # noqa: BLE001
+        # Classic sessions fail in load() (without Delta: a raw Py4JJavaError wrapping
+        # SparkClassNotFoundException), Connect ones in .schema.
+        get_condition = getattr(exc, "getCondition", None)
+        condition = (get_condition() if callable(get_condition) else None) or ""
+        if "DATA_SOURCE_NOT_FOUND" in condition or "DATA_SOURCE_NOT_FOUND" in str(exc):
+            return False
+        if isinstance(exc, AnalysisException):  # PATH_NOT_FOUND, DELTA_...: Delta was found
+            return True
+        raise
     return True
