@@ -4,9 +4,8 @@ import uuid
 
 import pytest
 
+from sparkdedalus.spark import session as session_mod
 from sparkdedalus.spark.session import delta_maven_coordinates, session_has_delta
-
-pytestmark = pytest.mark.spark
 
 
 def test_delta_coordinates_match_delta_pip_utils():
@@ -19,11 +18,22 @@ def test_delta_coordinates_match_delta_pip_utils():
     assert delta_maven_coordinates() == expected
 
 
+def test_builtin_fallbacks_match_conf_dir():
+    """The copies used when conf/ is absent (wheel installs) agree with conf/."""
+    conf = session_mod.conf_dir()
+    assert conf is not None and conf.name == "conf"
+    assert session_mod.spark_defaults() == session_mod._BUILTIN_DEFAULTS
+    assert (conf / "ivysettings.xml").read_text().count("<filesystem") == 1
+    assert "<ibiblio" not in (conf / "ivysettings.xml").read_text()  # never the network
+
+
+@pytest.mark.spark
 def test_session_has_delta(spark):
     assert session_has_delta(spark)
     assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
 
 
+@pytest.mark.spark
 def test_delta_round_trip_spark_and_deltalake(spark, tmp_path):
     import deltalake
 
@@ -43,6 +53,7 @@ def test_delta_round_trip_spark_and_deltalake(spark, tmp_path):
     assert deltalake.DeltaTable(path, version=0).to_pyarrow_table().num_rows == 2
 
 
+@pytest.mark.spark
 def test_idempotent_txn_version_write_is_skipped(spark, tmp_path):
     path = str(tmp_path / "t")
     app_id = f"test-{uuid.uuid4().hex}"
@@ -65,3 +76,41 @@ def test_idempotent_txn_version_write_is_skipped(spark, tmp_path):
     assert count() == 2
     history = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
     assert sorted(r.version for r in history) == [0, 1]
+
+
+_CONNECT_SCRIPT = r"""
+import sys
+from sparkdedalus.spark.session import remote_session, session_has_delta
+
+path = sys.argv[1]
+spark = remote_session()
+try:
+    assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+    assert session_has_delta(spark)
+    df = spark.createDataFrame([(1, "a")], "id long, v string")
+    for _ in range(2):
+        df.write.format("delta").mode("append").option("txnAppId", "c").option("txnVersion", 0).save(path)
+    rows = spark.read.format("delta").option("versionAsOf", 0).load(path).collect()
+    assert [(r.id, r.v) for r in rows] == [(1, "a")], rows
+    assert spark.read.format("delta").load(path).count() == 1
+finally:
+    spark.stop()
+print("CONNECT-OK")
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.connect
+def test_remote_session_has_delta(tmp_path):
+    """Spark Connect (local server) with Delta. In a subprocess: a local Connect server cannot
+    start in a process that already has a classic SparkContext (the `spark` fixture's)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "connect_check.py"
+    script.write_text(_CONNECT_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "t")],
+        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0 and "CONNECT-OK" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]

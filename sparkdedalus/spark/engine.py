@@ -19,6 +19,7 @@ from sparkdedalus.network import Network
 from sparkdedalus.program import Program
 from sparkdedalus.spark.pack import MESSAGE, STATE
 from sparkdedalus.spark.runtime import LoopState, TickLoop
+from sparkdedalus.syntax.ast import TickTime
 
 
 class Run:
@@ -75,15 +76,18 @@ class Engine:
         self.spark = spark
 
     def run(self, program: Program, ticks: int, network: Network | None = None, edb: dict | None = None,
-            keep_history: bool = True, progress=None) -> Run:
+            keep_history: bool = True, partitions: int | None = None, progress=None) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
-        rows holding at every tick. `progress(tick, stats)` is called after each tick."""
+        rows holding at every tick. Without `keep_history` only the last tick (and
+        ticks read by `r(..)@k` atoms) stay readable. `partitions` sizes each
+        tick's shuffle (default: the session's shuffle partitions, at most 8).
+        `progress(tick, stats)` is called after each tick."""
         if ticks < 1:
             raise ValueError("ticks must be at least 1")
-        loop = TickLoop(self.spark, program, network, edb, keep_history)
+        loop = TickLoop(self.spark, program, network, edb, partitions)
         state = LoopState()
         keep = {lit.time.tick for r in program.rules for lit in r.positive_atoms + r.negated_atoms
-                if lit.time is not None and hasattr(lit.time, "tick")}
+                if isinstance(lit.time, TickTime)}
         previous = None
         for tick in range(1, ticks + 1):
             pack = loop.run_tick(tick, previous, state)

@@ -54,17 +54,14 @@ class LoopState:
 
 class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
-                 edb: dict | None = None, keep_history: bool = True, partitions: int | None = None):
+                 edb: dict | None = None, partitions: int | None = None):
         self.spark = spark
         self.partitions = partitions or default_partitions(spark)
         self.program = program
         self.network = network or Network()
         self.layout = Layout(program.relations)
         self._empties: dict = {}
-        self.keep_history = keep_history
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
-        self.history_needed = {lit.name for r in program.rules for lit in r.positive_atoms + r.negated_atoms
-                               if isinstance(lit.time, ast.TickTime)}
         self.static_pack = self._static_pack(self._static_frames(edb or {}))
         self.rule_order = self._rule_order()
         self.may_start = self._may_start()
@@ -176,6 +173,11 @@ class TickLoop:
         sources = [p for p in (self.static_pack, self._facts_pack(tick)) if p is not None]
         if previous is not None:
             sources.append(self.layout.relabel(previous, f"__kind = '{NEXT}'"))
+            if self.program.persisted:
+                # identity @next rules are not evaluated: their relations' final
+                # state of the previous tick is read directly
+                names = ", ".join(f"'{n}'" for n in sorted(self.program.persisted))
+                sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
             sources.append(self.layout.relabel(previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
         start = self.layout.union(sources) if sources else None
         current = {name: self.layout.extract(start, name) if start is not None and name in self.may_start
@@ -246,7 +248,7 @@ class TickLoop:
         parts = ([start] if start is not None else []) + derived_parts
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
-            if rule.delivery == "now":
+            if rule.delivery == "now" or rule.persistence:
                 continue
             derived = self.plans[rule.index].evaluate(reader, tick)
             name = rule.head.name

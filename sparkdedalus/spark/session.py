@@ -48,7 +48,9 @@ _DELTA_KEYS = ("spark.sql.extensions", "spark.sql.catalog.spark_catalog")
 
 # Fallbacks used when conf/ is missing; keep in sync with conf/*.
 _BUILTIN_DEFAULTS = {
-    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.constraintPropagation.enabled": "false",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
