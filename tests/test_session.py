@@ -30,7 +30,7 @@ def test_builtin_fallbacks_match_conf_dir():
 @pytest.mark.spark
 def test_session_has_delta(spark):
     assert session_has_delta(spark)
-    assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
+    assert spark.conf.get("spark.sql.shuffle.partitions") == session_mod.spark_defaults()["spark.sql.shuffle.partitions"]
 
 
 @pytest.mark.spark
