@@ -34,7 +34,8 @@ def _join(a: str | None, b: str | None) -> str | None:
     return max(a, b, key=NUMERIC.index)
 
 
-def _const_type(value) -> str:
+def const_type(value) -> str:
+    """The dialect type of a constant."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
@@ -94,7 +95,7 @@ def infer_types(norm, arities: dict) -> tuple[dict, list[Diagnostic]]:
             u.constrain(("col", name, i), t, ast.NOWHERE, _column(name, i))
     for fact in norm.facts:
         for i, arg in enumerate(fact.atom.args):
-            u.constrain(("col", fact.atom.name, i), _const_type(arg.value), arg.pos, _column(fact.atom.name, i))
+            u.constrain(("col", fact.atom.name, i), const_type(arg.value), arg.pos, _column(fact.atom.name, i))
     for rule in norm.rules:
         _rule_types(u, rule)
     types = {name: tuple(u.resolved(("col", name, i)) for i in range(arity))
@@ -116,7 +117,7 @@ def _rule_types(u: _Unifier, rule) -> None:
             return var_key(expr.name)
         key = ("expr", rule.index, id(expr))
         if isinstance(expr, ast.Const):
-            u.constrain(key, _const_type(expr.value), expr.pos, "a constant")
+            u.constrain(key, const_type(expr.value), expr.pos, "a constant")
         elif isinstance(expr, ast.Neg):
             u.union(key, term(expr.operand), expr.pos, "an operand of '-'")
             u.constrain(key, "number", expr.pos, "an operand of '-'")

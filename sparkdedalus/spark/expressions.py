@@ -12,6 +12,7 @@ dropped), `+` on strings concatenates.
 
 from __future__ import annotations
 
+from sparkdedalus.checks.types import const_type
 from sparkdedalus.syntax import ast
 
 SPARK_TYPES = {"int": "bigint", "long": "bigint", "double": "double", "string": "string", "bool": "boolean"}
@@ -26,16 +27,6 @@ def sql_literal(value) -> str:
         return f"CAST('{value!r}' AS DOUBLE)"
     escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
     return f"'{escaped}'"
-
-
-def const_type(value) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "double"
-    return "string"
 
 
 def expr_type(expr, var_types: dict) -> str:
