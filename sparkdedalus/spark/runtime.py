@@ -150,19 +150,30 @@ class TickLoop:
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
         start, current = self._start(tick, previous)
-        derived_parts = []
+        stratum_packs = []
         iterations = 0
         for stratum in self.program.strata:
             rules = self.rule_order[stratum.index]
+            names = sorted({r.head.name for r in rules})
             if stratum.recursive:
                 iterations += self._recursive(stratum, rules, current, tick, state)
-                derived_parts += [self.layout.part(n, STATE, current[n]) for n in {r.head.name for r in rules}]
+                parts = [self.layout.part(n, STATE, current[n]) for n in names]
             else:
+                parts = []
                 for rule in rules:
                     derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick)
                     current[rule.head.name] = current[rule.head.name].unionAll(derived)
-                    derived_parts.append(self.layout.part(rule.head.name, STATE, derived))
-        pack = self._pack(tick, start, derived_parts, current, previous, state)
+                    parts.append(self.layout.part(rule.head.name, STATE, derived))
+            # Cut the plan here: later strata read a checkpoint leaf instead of
+            # re-embedding this stratum's plan at every use. Lazy: it is computed
+            # by the tick's one job, not by a job of its own.
+            derived_pack = self.layout.union(parts).localCheckpoint(eager=False)
+            stratum_packs.append(derived_pack)
+            for n in names:
+                base = self.layout.extract(start, n) if start is not None and n in self.may_start else None
+                fresh = self.layout.extract(derived_pack, n)
+                current[n] = fresh if base is None or stratum.recursive else base.unionAll(fresh)
+        pack = self._pack(tick, start, stratum_packs, current, previous, state)
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations))
         return pack
 
