@@ -3,7 +3,8 @@
     sparkdedalus check FILE... [--strict]   exit 0 when valid, 1 with diagnostics
     sparkdedalus fmt FILE... [--write|--check]
     sparkdedalus explain FILE...
-    sparkdedalus run FILE... --ticks N [--engine spark|reference] [--at K] ...
+    sparkdedalus run FILE... --ticks N [--engine spark|reference] [--at K] [--store PATH [--resume]] ...
+    sparkdedalus show STORE [REL] [--at K] [--format table|json|csv]
 
 Exit codes: 0 success, 1 program or data errors, 2 usage errors. No traceback
 unless --debug.
@@ -45,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from sparkdedalus.run_command import add_run_parser
     add_run_parser(commands)
+    from sparkdedalus.show_command import add_show_parser
+    add_show_parser(commands)
     return parser
 
 

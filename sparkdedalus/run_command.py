@@ -3,10 +3,13 @@
     sparkdedalus run FILE... --ticks N [--engine spark|reference] [--format json|table|csv]
                      [--relations a,b] [--at K] [--seed S] [--network SPEC]
                      [--inputs DIR] [--master URL | --remote URL] [--stats FILE] [--quiet]
+                     [--store PATH [--resume]]
 
 Prints the facts of tick K (default: the last); `--format json` (the default)
 prints `{"tick": K, "relations": {"name": [[row], ...]}}`, the shared JSON
-contract of the engines (see `output.facts_json`).
+contract of the engines (see `output.facts_json`). With `--store PATH` (Spark
+engine) every tick is committed to a run directory of Delta tables
+(docs/storage.md) and `--resume` continues the run stored there.
 Exit codes: 0 success, 1 program or data errors, 2 usage errors (one line each).
 """
 
@@ -41,6 +44,9 @@ def add_run_parser(commands) -> None:
                      help="Spark master for the session the run creates (default local[2])")
     run.add_argument("--remote", metavar="URL", help="use Spark Connect at URL (e.g. sc://host:15002 or local[2])")
     run.add_argument("--stats", metavar="FILE", help="write run statistics as JSON to FILE")
+    run.add_argument("--store", metavar="PATH", help="commit every tick to the run directory PATH (Delta tables)")
+    run.add_argument("--resume", action="store_true", help="continue the run stored in --store from its last tick")
+    run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     run.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
     run.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
@@ -90,6 +96,10 @@ def _check_options(args) -> None:
         raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
     if args.ticks is None:
         raise UsageError("--ticks N is required")
+    if args.resume and not args.store:
+        raise UsageError("--resume needs --store PATH")
+    if args.store and args.engine != "spark":
+        raise UsageError("--store needs the spark engine")
     args.tick_count = _int_option("--ticks", args.ticks, minimum=1)
     args.at_tick = None if args.at is None else _int_option("--at", args.at, minimum=1)
     if args.at_tick is not None and args.at_tick > args.tick_count:

@@ -88,7 +88,7 @@ def run_spark(program, args) -> int:
                 last[0] = now
             bar.advance(tick, stats.seconds)
 
-        run = Engine(spark).run(program, ticks=args.tick_count, network=args.network_model, progress=progress)
+        run = _run(Engine(spark), program, args, progress)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
     facts = run.facts(tick, relations=names)
@@ -96,6 +96,25 @@ def run_spark(program, args) -> int:
     if args.stats:
         _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started)
     return 0
+
+
+def _run(engine, program, args, progress):
+    """Engine.run with the command's options; bad input data and store errors
+    become one-line errors."""
+    from sparkdedalus.cli import UserError
+    from sparkdedalus.store import StoreError
+    try:
+        run = engine.run(program, ticks=args.tick_count, network=args.network_model, progress=progress,
+                         inputs_dir=args.inputs, store=args.store, resume=args.resume,
+                         store_writer=args.store_writer)
+    except (StoreError, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    if run.store is not None:
+        store = run.store
+        resumed = f", resumed after tick {store.resumed_from}" if store.resumed_from else ""
+        print(f"stored ticks 1..{store.last_tick} in {store.path} ({len(store.manifest.relations)} Delta tables, "
+              f"writer {store.writer}{resumed})", file=sys.stderr)
+    return run
 
 
 def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: float) -> None:

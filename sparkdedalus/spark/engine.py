@@ -6,6 +6,10 @@
     run.relation("log").show()            # the last tick, as a DataFrame
     run.relation("log", tick=2).show()
 
+    # durable: every tick committed to a run directory of Delta tables
+    run = Engine(spark).run(program, ticks=500, store="runs/broadcast")
+    run = Engine(spark).run(program, ticks=500, store="runs/broadcast", resume=True)  # after a crash
+
 The engine is given its SparkSession; it never creates, stops or reconfigures
 one. It uses no RDD, `sparkContext` or JVM handle, so Spark Connect works too.
 """
@@ -17,19 +21,23 @@ from pyspark.sql import functions as F
 
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
+from sparkdedalus.spark.inputs import InputTickLoop, read_inputs
 from sparkdedalus.spark.pack import MESSAGE, STATE
 from sparkdedalus.spark.runtime import LoopState, TickLoop
 from sparkdedalus.syntax.ast import TickTime
 
 
 class Run:
-    """The result of a run: every relation at every kept tick."""
+    """The result of a run: every relation at every kept tick, or with a store
+    at every committed tick."""
 
-    def __init__(self, program: Program, loop: TickLoop, state: LoopState, ticks: int):
+    def __init__(self, program: Program, loop: TickLoop, state: LoopState, ticks: int, store=None):
         self.program = program
         self.ticks = ticks
         self._loop = loop
         self._state = state
+        #: the run directory (a `sparkdedalus.store.Store`, lock released), or None
+        self.store = store
 
     @property
     def stats(self) -> list:
@@ -48,6 +56,8 @@ class Run:
         """Relation `name` at `tick` (default: the last), with its declared column names."""
         if name not in self.program.relations:
             raise ValueError(f"unknown relation '{name}'")
+        if self.store is not None:  # time travel through the Delta tables
+            return self.store.relation(name, self.ticks if tick is None else tick)
         _, pack = self._pack(tick)
         frame = self._loop.layout.extract(pack, name, STATE)
         return frame.toDF(*self.program.relations[name].columns)
@@ -58,9 +68,13 @@ class Run:
         return pack.where((F.col("__kind") == MESSAGE) & (F.col("__sent") == t))
 
     def facts(self, tick: int | None = None, relations=None) -> dict:
-        """{relation: set of row tuples} at `tick`, collected with one job."""
-        t, pack = self._pack(tick)
+        """{relation: set of row tuples} at `tick`, collected with one job (with a
+        store and a tick no longer in memory: one job per relation)."""
         names = list(relations or self.program.outputs)
+        wanted = self.ticks if tick is None else tick
+        if self.store is not None and wanted not in self._state.packs:
+            return {n: {tuple(r) for r in self.store.relation(n, wanted).collect()} for n in names}
+        t, pack = self._pack(tick)
         slots = self._loop.layout.slot
         rows = pack.where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
             .select("__rel", *[slots[n] for n in names]).collect()
@@ -76,25 +90,64 @@ class Engine:
         self.spark = spark
 
     def run(self, program: Program, ticks: int, network: Network | None = None, edb: dict | None = None,
-            keep_history: bool = True, partitions: int | None = None, progress=None) -> Run:
+            keep_history: bool = True, partitions: int | None = None, progress=None, store: str | None = None,
+            resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
-        rows holding at every tick. Without `keep_history` only the last tick (and
-        ticks read by `r(..)@k` atoms) stay readable. `partitions` sizes each
-        tick's shuffle (default: the session's shuffle partitions, at most 8).
-        `progress(tick, stats)` is called after each tick."""
+        rows holding at every tick; `.input` files are read relative to
+        `inputs_dir` (default: the declaring file's directory). Without
+        `keep_history` only the last tick (and ticks read by `r(..)@k` atoms) stay
+        in memory. `partitions` sizes each tick's shuffle (default: the session's
+        shuffle partitions, at most 8). `progress(tick, stats)` is called after
+        each tick.
+
+        With `store` (a run directory, see docs/storage.md) every tick is
+        committed to Delta tables as soon as it is computed, only the packs the
+        loop still needs stay in memory, and `Run.relation` reads the tables
+        (time travel). `resume=True` continues the run stored there from its last
+        committed tick. `store_writer`: "auto", "spark" or "delta-rs"."""
         if ticks < 1:
             raise ValueError("ticks must be at least 1")
-        loop = TickLoop(self.spark, program, network, edb, partitions)
+        static, stamped = read_inputs(self.spark, program, inputs_dir)
+        for name, frame in (edb or {}).items():
+            static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
+        loop = (InputTickLoop(self.spark, program, network, static, partitions, stamped) if stamped
+                else TickLoop(self.spark, program, network, static, partitions))
         state = LoopState()
         keep = {lit.time.tick for r in program.rules for lit in r.positive_atoms + r.negated_atoms
                 if isinstance(lit.time, TickTime)}
+        writer = None
         previous = None
-        for tick in range(1, ticks + 1):
-            pack = loop.run_tick(tick, previous, state)
-            state.packs[tick] = pack
-            if not keep_history and tick - 1 in state.packs and tick - 1 not in keep:
-                del state.packs[tick - 1]
-            previous = pack
-            if progress is not None:
-                progress(tick, state.stats[-1])
-        return Run(program, loop, state, ticks)
+        if store is not None:
+            from sparkdedalus.store import Store
+            writer = Store.open(self.spark, store, program, network, resume=resume, writer=store_writer)
+            keep_history = False
+        try:
+            first = 1
+            if writer is not None and writer.last_tick:
+                for k in keep:
+                    if k <= writer.last_tick:
+                        state.packs[k] = writer.pack_at(k)
+                previous = writer.resume_pack()
+                state.packs[writer.last_tick] = previous
+                first = writer.last_tick + 1
+            for tick in range(first, ticks + 1):
+                pack = loop.run_tick(tick, previous, state)
+                state.packs[tick] = pack
+                if writer is not None:
+                    writer.commit(tick, pack, previous)
+                if not keep_history and tick - 1 in state.packs and tick - 1 not in keep:
+                    del state.packs[tick - 1]
+                previous = pack
+                if progress is not None:
+                    progress(tick, state.stats[-1])
+        finally:
+            if writer is not None:
+                writer.close()
+        return Run(program, loop, state, ticks, writer)
+
+
+def _edb_frame(frame, name: str, program: Program):
+    """An `edb=` value as a frame c0..cn-1 (lists of rows are typed by the loop)."""
+    if isinstance(frame, list):
+        raise ValueError(f"edb '{name}': give a DataFrame when '{name}' also has an .input")
+    return frame.toDF(*[f"c{i}" for i in range(program.relations[name].arity)])

@@ -1,0 +1,101 @@
+"""A tick's changes, per relation, and packs and relations rebuilt from them (Spark).
+
+The rows of a relation's table (columns: see `sparkdedalus.store.layout`):
+S and N rows are differences between consecutive ticks, so a fact that holds
+for 1,000 ticks is written twice at most (when it appears and when it
+disappears), and a relation that does not change at a tick gets no row and no
+commit. A row is in the relation's kind K at the end of tick k iff the sum of
+its `_op` over the rows with `_tick <= k` is 1. Messages are written once, at
+their send tick; a message is in the pack of tick k iff it was sent at k, or
+sent before k and arrives after k. The store keeps what the engine's pack
+holds (the engine carries persisted relations through their S rows, without N
+copies), so a pack rebuilt from the tables equals the pack that was committed.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ByteType, LongType, StringType, StructField, StructType
+
+from sparkdedalus.spark.compiler import SOURCE_COLUMN
+from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
+from sparkdedalus.store.layout import ARRIVAL, KIND, OP, SRC, TICK
+
+_OP = "__op"
+
+
+def table_schema(layout: Layout, name: str, columns) -> StructType:
+    """The Delta table of relation `name`: its columns, then the bookkeeping
+    (every column nullable, as Delta stores them)."""
+    fields = [StructField(c, f.dataType, True) for c, f in zip(columns, layout.schemas[name].fields)]
+    return StructType(fields + [StructField(TICK, LongType(), True), StructField(KIND, StringType(), True),
+                                StructField(OP, ByteType(), True), StructField(ARRIVAL, LongType(), True),
+                                StructField(SRC, StringType(), True)])
+
+
+def tick_diff(pack: DataFrame, previous: DataFrame | None, tick: int, layout: Layout) -> DataFrame:
+    """The changes of `tick` in pack form plus `__op`: S and N rows of `pack`
+    not in `previous` (+1) and the reverse (-1), and the messages sent at `tick`
+    (+1). A lazy plan with one shuffle (none at the first tick)."""
+    current = pack.where((F.col("__kind") != MESSAGE) | (F.col("__sent") == tick))
+    if previous is None:
+        return current.withColumn(_OP, F.lit(1))
+    columns = list(layout.pack_schema.fieldNames())
+    both = current.select(*columns, F.lit(1).alias(_OP)).unionAll(
+        previous.where(F.col("__kind") != MESSAGE).select(*columns, F.lit(-1).alias(_OP)))
+    return both.groupBy(*columns).agg(F.sum(_OP).alias(_OP)).where(F.col(_OP) != 0)
+
+
+def changed_relations(diff: DataFrame) -> list[str]:
+    """The relations with at least one change in `diff` (one job, a few values collected)."""
+    return sorted(row["__rel"] for row in diff.groupBy("__rel").count().collect())
+
+
+def relation_changes(diff: DataFrame, name: str, tick: int, layout: Layout, columns) -> DataFrame:
+    """Relation `name`'s rows of `diff` as rows of its table, in one partition
+    sorted by location (one data file per tick, row groups clustered by location)."""
+    slot = layout.slot[name]
+    values = [F.col(f"{slot}.{f.name}").alias(c) for c, f in zip(columns, layout.schemas[name].fields)]
+    rows = diff.where(F.col("__rel") == name).select(
+        *values, F.lit(tick).cast("bigint").alias(TICK), F.col("__kind").alias(KIND),
+        F.col(_OP).cast("tinyint").alias(OP), F.col("__arrival").alias(ARRIVAL),
+        F.col(SOURCE_COLUMN).alias(SRC))
+    return rows.coalesce(1).sortWithinPartitions(columns[0], KIND)
+
+
+def _present(table: DataFrame, columns, tick: int, kinds) -> DataFrame:
+    """(kind, columns...) of the S/N rows holding at the end of `tick`."""
+    upto = table.where((F.col(TICK) <= tick) & F.col(KIND).isin(*kinds))
+    return (upto.groupBy(KIND, *columns).agg(F.sum(OP).alias("__n"))
+            .where(F.col("__n") > 0).drop("__n"))
+
+
+def relation_at(table: DataFrame, columns, tick: int) -> DataFrame:
+    """The relation at the end of `tick`, with its declared columns."""
+    return _present(table, list(columns), tick, [STATE]).drop(KIND)
+
+
+def pack_parts(table: DataFrame, name: str, columns, tick: int, layout: Layout) -> list[DataFrame]:
+    """Relation `name`'s rows of the engine's pack of `tick`, rebuilt from its
+    table: S and N rows, and the messages sent at `tick` or in flight after it."""
+    columns = list(columns)
+    fields = layout.schemas[name].fields
+    values = [F.col(f"`{c}`").cast(f.dataType).alias(f.name) for c, f in zip(columns, fields)]
+    present = _present(table, columns, tick, [STATE, NEXT])
+    messages = table.where((F.col(KIND) == MESSAGE) & (F.col(TICK) <= tick)
+                           & ((F.col(TICK) == tick) | (F.col(ARRIVAL) > tick)))
+    return [layout.part(name, STATE, present.where(F.col(KIND) == STATE).select(*values)),
+            layout.part(name, NEXT, present.where(F.col(KIND) == NEXT).select(*values)),
+            layout.part(name, MESSAGE, messages.select(*values, TICK, ARRIVAL, SRC),
+                        sent=f"`{TICK}`", arrival=f"`{ARRIVAL}`", source=f"`{SRC}`")]
+
+
+def messages(table: DataFrame, name: str, columns, upto: int, tick: int | None = None) -> DataFrame:
+    """Messages of relation `name` sent up to `upto` (only at `tick` when given):
+    relation, sent, arrival (NULL: lost), src, and the row's columns."""
+    frame = table.where((F.col(KIND) == MESSAGE) & (F.col(TICK) <= upto))
+    if tick is not None:
+        frame = frame.where(F.col(TICK) == tick)
+    return frame.select(F.lit(name).alias("relation"), F.col(TICK).alias("sent"), F.col(ARRIVAL).alias("arrival"),
+                        F.col(SRC).alias("src"), *[F.col(f"`{c}`") for c in columns])
