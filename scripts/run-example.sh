@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Set up (idempotent) and run an example end to end; extra arguments go to the CLI.
+# Set up (idempotent), run an example end to end with its ticks committed to Delta
+# tables in runs/broadcast, then read one relation back from them; extra arguments
+# go to `sparkdedalus run`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 cd "$ROOT"
-exec "$ROOT/.venv/bin/sparkdedalus" run examples/broadcast.ded --ticks 5 --format table "$@"
+rm -rf runs/broadcast
+"$ROOT/.venv/bin/sparkdedalus" run examples/broadcast.ded --ticks 5 --format table --store runs/broadcast "$@"
+echo
+echo "== runs/broadcast: log at tick 3, read back from its Delta table (delta-rs, no Spark) =="
+"$ROOT/.venv/bin/sparkdedalus" show runs/broadcast log --at 3

@@ -75,6 +75,8 @@ def run_spark(program, args) -> int:
     from sparkdedalus.spark.progress import TickProgress
 
     started = time.perf_counter()
+    if args.store:
+        _check_store(args)
     spark = _session(args)
     jobs = _JobCounter(spark)
     per_tick_jobs: list = []
@@ -96,6 +98,21 @@ def run_spark(program, args) -> int:
     if args.stats:
         _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started)
     return 0
+
+
+def _check_store(args) -> None:
+    """Refuse a locked or already used run directory before starting Spark."""
+    from sparkdedalus.cli import UserError
+    from sparkdedalus.store import StoreError, manifest
+    from sparkdedalus.store.lock import probe
+    try:
+        probe(args.store)
+        found = manifest.load(args.store) if os.path.isdir(args.store) else None
+    except StoreError as exc:
+        raise UserError(str(exc)) from exc
+    if found is not None and not args.resume:
+        raise UserError(f"run directory {args.store} already holds a run (committed through tick "
+                        f"{found.last_tick}); add --resume to continue it, or choose another directory")
 
 
 def _run(engine, program, args, progress):

@@ -142,6 +142,15 @@ class WriterLock:
             self._exclusive_file = False
 
 
+def probe(directory: str) -> None:
+    """Raise `StoreLockedError` when a live writer holds `directory` (checked
+    early, before a session starts; the writer takes the lock for real later)."""
+    if os.path.isdir(directory):
+        lock = WriterLock(directory)
+        lock.acquire()
+        lock.release()
+
+
 def _read_info(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as handle:
