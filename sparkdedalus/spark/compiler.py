@@ -26,7 +26,16 @@ from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
 SOURCE_COLUMN = "__src"
+#: Join strategies: never a broadcast (each broadcast is a Spark job of its own,
+#: and a tick should be one job); a sort-merge join spills when data is large and,
+#: over inputs in one partition, needs no shuffle at all.
+JOIN_HINT = "merge"
+CROSS_JOIN_HINT = "shuffle_replicate_nl"
 CHOICE_SEPARATOR = "\x1f"
+
+
+def _unchanged(frame: DataFrame) -> DataFrame:
+    return frame
 
 
 def relation_columns(arity: int) -> list[str]:
@@ -147,8 +156,9 @@ class RulePlan:
                 frame = frame.withColumn(self.columns[name], F.lit(tick).cast("bigint"))
         return frame
 
-    def bindings(self, read, tick: int) -> DataFrame:
-        """The frame of all variable bindings that satisfy the body."""
+    def bindings(self, read, tick: int, narrow=_unchanged) -> DataFrame:
+        """The frame of all variable bindings that satisfy the body. `narrow` is
+        applied to the result of every join (see `evaluate`)."""
         frame = None
         for step in self.steps:
             if step.kind in ("scan", "join"):
@@ -157,9 +167,9 @@ class RulePlan:
                 if frame is None:
                     frame = part
                 elif shared:
-                    frame = frame.join(part, on=[self.columns[v] for v in shared], how="inner")
+                    frame = narrow(frame.join(part.hint(JOIN_HINT), on=[self.columns[v] for v in shared]))
                 else:
-                    frame = frame.crossJoin(part)
+                    frame = narrow(frame.crossJoin(part.hint(CROSS_JOIN_HINT)))
             elif step.kind == "filter":
                 frame = frame.where(F.expr(sql_comparison(step.payload, self.columns, self.types)))
             elif step.kind == "assign":
@@ -169,9 +179,9 @@ class RulePlan:
             elif step.kind == "function":
                 frame = self._function(frame, *step.payload)
             elif step.kind == "anti":
-                frame = self._anti(frame, step.payload, read, tick)
+                frame = narrow(self._anti(frame, step.payload, read, tick))
             elif step.kind == "choose":
-                frame = self._choose(frame, step.payload)
+                frame = narrow(self._choose(frame, step.payload))
         return frame
 
     def _function(self, frame: DataFrame, function, inputs, outputs) -> DataFrame:
@@ -203,9 +213,11 @@ class RulePlan:
             keys[atom.time.var.name] = "__now"
         names = list(keys)
         negated = negated.select(*[F.col(keys[v]).alias(self.columns[v]) for v in names])
-        if not names:
-            return frame.join(negated, how="left_anti")
-        return frame.join(negated, on=[self.columns[v] for v in names], how="left_anti")
+        if not names:  # an equi-join on a constant: no nested-loop join, no broadcast
+            negated = negated.select(F.lit(1).alias("__any")).distinct()
+            return frame.withColumn("__any", F.lit(1)).join(negated.hint(JOIN_HINT), on="__any",
+                                                            how="left_anti").drop("__any")
+        return frame.join(negated.hint(JOIN_HINT), on=[self.columns[v] for v in names], how="left_anti")
 
     def _choose(self, frame: DataFrame, choose: ast.Choose) -> DataFrame:
         keys = [self.columns[v.name] for v in choose.keys]
@@ -216,11 +228,15 @@ class RulePlan:
         chosen = (frame.select(*(keys + values)).distinct()
                   .withColumn("__pick", F.row_number().over(window))
                   .where(F.col("__pick") == 1).drop("__pick"))
-        return frame.join(chosen, on=keys + values, how="left_semi")
+        return frame.join(chosen.hint(JOIN_HINT), on=keys + values, how="left_semi")
 
-    def evaluate(self, read, tick: int) -> DataFrame:
-        """Head facts (columns c0..cn-1, plus __src for @async rules)."""
-        frame = self.bindings(read, tick)
+    def evaluate(self, read, tick: int, narrow=_unchanged) -> DataFrame:
+        """Head facts (columns c0..cn-1, plus __src for @async rules).
+
+        `narrow(frame)` is applied after every join: the runtime passes
+        `coalesce(1)` when it keeps a tick in one partition, because a join's
+        output no longer says so and the next join would shuffle."""
+        frame = self.bindings(read, tick, narrow)
         head = self.rule.head
         types = self.program.relations[head.name].types
         out = relation_columns(head.arity)
@@ -239,7 +255,12 @@ class RulePlan:
                     for arg, c in zip(head.args, out) if isinstance(arg, ast.Aggregate)]
             grouped = frame.select(*groups, *[F.col(c) for c in self.columns.values()])
             keys = [c for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)]
-            result = grouped.groupBy(*keys, *([SOURCE_COLUMN] if sender else [])).agg(*aggs)
+            result = grouped.groupBy(*keys).agg(*aggs)
+            if sender:
+                # a group's row is sent by every sender among the group's bindings
+                senders = grouped.select(*keys, SOURCE_COLUMN).distinct()
+                result = narrow(result.join(senders.hint(JOIN_HINT), on=keys) if keys
+                                else result.crossJoin(senders.hint(CROSS_JOIN_HINT)))
             result = result.select(*[F.col(c).cast(SPARK_TYPES[t]).alias(c) for c, t in zip(out, types)],
                                     *([F.col(SOURCE_COLUMN)] if sender else []))
         return result.where(" AND ".join(f"`{c}` IS NOT NULL" for c in out))

@@ -65,8 +65,11 @@ class Layout:
         return reduce(DataFrame.unionAll, parts)
 
     def distinct(self, pack: DataFrame, partitions: int) -> DataFrame:
-        """Set semantics with exactly one shuffle into `partitions` partitions
-        (the hash partitioning satisfies the distinct's grouping)."""
+        """Set semantics with at most one shuffle into `partitions` partitions
+        (the hash partitioning satisfies the distinct's grouping; one partition
+        needs none)."""
+        if partitions == 1:
+            return pack.coalesce(1).distinct()
         return pack.repartition(partitions, *pack.columns).distinct()
 
     def extract(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from sparkdedalus.analysis.dependencies import dependency_graph, strongly_connected
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
-from sparkdedalus.spark.compiler import SOURCE_COLUMN, RulePlan
+from sparkdedalus.spark.compiler import JOIN_HINT, SOURCE_COLUMN, RulePlan
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
 from sparkdedalus.syntax import ast
@@ -31,10 +31,32 @@ from sparkdedalus.syntax import ast
 COMPACT_EVERY = 8
 
 
-def default_partitions(spark: SparkSession) -> int:
-    """Partitions of the per-tick pack: the session's shuffle partitions, at
-    most 8 (a session left at Spark's 200 would pay 200 tasks per shuffle)."""
-    return max(1, min(int(spark.conf.get("spark.sql.shuffle.partitions", "4")), 8))
+#: a limit no frame of a one-partition tick reaches (see TickLoop._narrow)
+SIZE_BOUND = 2**31 - 1
+#: rows per partition when the loop sizes its partitions to the data
+ROWS_PER_PARTITION = 200_000
+
+
+def max_partitions(spark: SparkSession) -> int:
+    """The most partitions the loop uses: the session's shuffle partitions, at
+    most 64 (a session left at Spark's 200 would pay 200 tasks per shuffle)."""
+    return max(1, min(int(spark.conf.get("spark.sql.shuffle.partitions", "4")), 64))
+
+
+def partitions_for(rows: int, most: int) -> int:
+    """Partitions for a working set of `rows` rows: one below ROWS_PER_PARTITION
+    (a tick is then one task: no shuffle, no broadcast), more as it grows.
+
+    >>> partitions_for(500, 8), partitions_for(450_000, 8), partitions_for(10**9, 8)
+    (1, 3, 8)
+    """
+    return max(1, min(most, -(-rows // ROWS_PER_PARTITION)))
+
+
+def reads_current_tick(atom: ast.Atom, tick: int) -> bool:
+    """Whether a body atom reads the tick being computed: no qualifier, `@T`
+    (entanglement) or `@k` with k the current tick."""
+    return not isinstance(atom.time, ast.TickTime) or atom.time.tick == tick
 
 
 @dataclass
@@ -56,7 +78,9 @@ class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
                  edb: dict | None = None, partitions: int | None = None):
         self.spark = spark
-        self.partitions = partitions or default_partitions(spark)
+        self.fixed_partitions = partitions
+        self.most_partitions = partitions or max_partitions(spark)
+        self.partitions = partitions or 1  # resized to the data after every materialisation
         self.program = program
         self.network = network or Network()
         self.layout = Layout(program.relations)
@@ -108,8 +132,9 @@ class TickLoop:
         self.static_names = set(frames)
         if not frames:
             return None
-        pack = self.layout.union([self.layout.part(n, STATE, f) for n, f in frames.items()])
-        return pack.repartition(self.partitions).localCheckpoint(eager=True)
+        pack, _ = self._checkpoint(self._union([self.layout.part(n, STATE, f) for n, f in frames.items()]),
+                                   repartition=True)
+        return pack
 
     def _facts_pack(self, tick: int) -> DataFrame | None:
         rows: dict = {}
@@ -118,7 +143,7 @@ class TickLoop:
                 rows.setdefault(fact.atom.name, []).append(fact.row)
         if not rows:
             return None
-        return self.layout.union([self.layout.part(n, STATE, self._frame(n, r)) for n, r in rows.items()])
+        return self._union([self.layout.part(n, STATE, self._frame(n, r)) for n, r in rows.items()])
 
     def _locations(self, frames: dict) -> set:
         """Every location named by a fact or an EDB row (one job per EDB frame)."""
@@ -161,18 +186,18 @@ class TickLoop:
             else:
                 parts = []
                 for rule in rules:
-                    derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick)
-                    current[rule.head.name] = current[rule.head.name].unionAll(derived)
+                    derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick, self._narrow)
+                    current[rule.head.name] = self._union([current[rule.head.name], derived])
                     parts.append(self.layout.part(rule.head.name, STATE, derived))
             # Cut the plan here: later strata read a checkpoint leaf instead of
             # re-embedding this stratum's plan at every use. Lazy: it is computed
             # by the tick's one job, not by a job of its own.
-            derived_pack = self.layout.union(parts).localCheckpoint(eager=False)
+            derived_pack = self._union(parts).localCheckpoint(eager=False)
             stratum_packs.append(derived_pack)
             for n in names:
                 base = self.layout.extract(start, n) if start is not None and n in self.may_start else None
                 fresh = self.layout.extract(derived_pack, n)
-                current[n] = fresh if base is None or stratum.recursive else base.unionAll(fresh)
+                current[n] = fresh if base is None or stratum.recursive else self._union([base, fresh])
         pack = self._pack(tick, start, stratum_packs, current, previous, state)
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations))
         return pack
@@ -190,7 +215,7 @@ class TickLoop:
                 names = ", ".join(f"'{n}'" for n in sorted(self.program.persisted))
                 sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
             sources.append(self.layout.relabel(previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
-        start = self.layout.union(sources) if sources else None
+        start = self._union(sources) if sources else None
         current = {name: self.layout.extract(start, name) if start is not None and name in self.may_start
                    else self._empty(name) for name in self.program.relations}
         return start, current
@@ -201,7 +226,7 @@ class TickLoop:
         def read(atom: ast.Atom, occurrence):
             if delta is not None and occurrence == delta[0]:
                 return delta[1][atom.name]
-            if isinstance(atom.time, ast.TickTime) and atom.time.tick != tick:
+            if not reads_current_tick(atom, tick):
                 k = atom.time.tick
                 if k > tick or k not in state.packs:
                     return self._empty(atom.name)
@@ -213,44 +238,69 @@ class TickLoop:
         names = sorted({r.head.name for r in rules})
         # iteration 0: every rule on the full relations
         for rule in rules:
-            derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick)
-            current[rule.head.name] = current[rule.head.name].unionAll(derived)
+            derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick, self._narrow)
+            current[rule.head.name] = self._union([current[rule.head.name], derived])
         totals, _ = self._materialise({n: current[n].distinct() for n in names})
         deltas = dict(totals)
         accumulated = {n: [totals[n]] for n in names}
         iterations = 1
         while True:
-            full = {**current, **{n: reduce(DataFrame.unionAll, accumulated[n]) for n in names}}
+            full = {**current, **{n: self._union(accumulated[n]) for n in names}}
             new: dict = {n: [] for n in names}
             for rule in rules:
                 plan = self.plans[rule.index]
                 for occurrence, atom in enumerate(plan.positive):
-                    if atom.name in names and atom.time is None:
+                    if atom.name in names and reads_current_tick(atom, tick):
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
-                        new[rule.head.name].append(plan.evaluate(read, tick))
+                        new[rule.head.name].append(plan.evaluate(read, tick, self._narrow))
             fresh = {}
             for n in names:
-                candidates = reduce(DataFrame.unionAll, new[n]) if new[n] else self._empty(n)
-                fresh[n] = candidates.distinct().join(full[n], on=list(full[n].columns), how="left_anti")
-            deltas, packed = self._materialise(fresh)
+                candidates = self._union(new[n]) if new[n] else self._empty(n)
+                fresh[n] = self._narrow(candidates.distinct().join(full[n].hint(JOIN_HINT), on=list(full[n].columns),
+                                                                   how="left_anti"))
+            deltas, count = self._materialise(fresh)
             iterations += 1
-            if packed.count() == 0:
+            if count == 0:
                 break
             for n in names:
                 accumulated[n].append(deltas[n])
                 if len(accumulated[n]) >= COMPACT_EVERY:
-                    compacted, _ = self._materialise({n: reduce(DataFrame.unionAll, accumulated[n])})
+                    compacted, _ = self._materialise({n: self._union(accumulated[n])})
                     accumulated[n] = [compacted[n]]
         for n in names:
-            current[n] = reduce(DataFrame.unionAll, accumulated[n])
+            current[n] = self._union(accumulated[n])
         return iterations
 
-    def _materialise(self, frames: dict) -> tuple[dict, DataFrame]:
+    def _materialise(self, frames: dict) -> tuple[dict, int]:
         """Checkpoint several relations with one job; returns frames reading
-        the checkpoint, and the checkpoint itself."""
-        pack = self.layout.union([self.layout.part(n, STATE, f) for n, f in frames.items()])
-        pack = pack.repartition(self.partitions).localCheckpoint(eager=True)
-        return {n: self.layout.extract(pack, n) for n in frames}, pack
+        the checkpoint, and their number of rows."""
+        pack, rows = self._checkpoint(self._union([self.layout.part(n, STATE, f) for n, f in frames.items()]))
+        return {n: self.layout.extract(pack, n) for n in frames}, rows
+
+    # ---------------------------------------------------------------- partitioning
+    def _narrow(self, frame: DataFrame) -> DataFrame:
+        """`frame` kept in one partition when the loop runs in one, so that no
+        join or aggregate shuffles: a union adds up its inputs' partitions, and
+        a join's output no longer tells the planner it is in one partition.
+        The limit (never reached) bounds the planner's size estimate, which
+        multiplies at every join: above `spark.sql.maxSinglePartitionBytes` the
+        planner shuffles single partitions anyway."""
+        return frame.coalesce(1).limit(SIZE_BOUND) if self.partitions == 1 else frame
+
+    def _union(self, frames: list[DataFrame]) -> DataFrame:
+        return self._narrow(reduce(DataFrame.unionAll, frames))
+
+    def _checkpoint(self, frame: DataFrame, repartition: bool = False) -> tuple[DataFrame, int]:
+        """`frame` materialised and counted with one job (a lazy local checkpoint
+        is computed by the first job that reads it: here the count); the loop's
+        partitions are then resized to the data."""
+        if repartition and self.partitions > 1:
+            frame = frame.repartition(self.partitions)
+        checkpoint = frame.localCheckpoint(eager=False)
+        rows = checkpoint.count()
+        if self.fixed_partitions is None:
+            self.partitions = partitions_for(rows, self.most_partitions)
+        return checkpoint, rows
 
     def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, current: dict,
               previous: DataFrame | None, state: LoopState) -> DataFrame:
@@ -261,7 +311,7 @@ class TickLoop:
         for rule in self.program.rules:
             if rule.delivery == "now" or rule.persistence:
                 continue
-            derived = self.plans[rule.index].evaluate(reader, tick)
+            derived = self.plans[rule.index].evaluate(reader, tick, self._narrow)
             name = rule.head.name
             if rule.delivery == "next":
                 parts.append(self.layout.part(name, NEXT, derived))
@@ -275,4 +325,5 @@ class TickLoop:
         if not parts:
             parts.append(self.layout.part(next(iter(self.layout.names)), STATE,
                                           self._empty(next(iter(self.layout.names)))))
-        return self.layout.distinct(self.layout.union(parts), self.partitions).localCheckpoint(eager=True)
+        pack, _ = self._checkpoint(self.layout.distinct(self._union(parts), self.partitions))
+        return pack

@@ -51,6 +51,8 @@ _BUILTIN_DEFAULTS = {
     "spark.sql.shuffle.partitions": "2",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.constraintPropagation.enabled": "false",
+    "spark.sql.maxSinglePartitionBytes": "1000000000000000",
+    "spark.sql.codegen.wholeStage": "false",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
