@@ -209,8 +209,12 @@ class RulePlan:
                 keys[arg.name] = col
         if isinstance(atom.time, ast.VarTime):
             # `notin r(..)@T`: a match needs T to be the current tick
-            negated = negated.withColumn("__now", F.lit(tick).cast("bigint"))
-            keys[atom.time.var.name] = "__now"
+            name = atom.time.var.name
+            if name in keys:  # T is also an argument: that column must hold the tick
+                negated = negated.where(F.col(keys[name]) == F.lit(tick))
+            else:
+                negated = negated.withColumn("__now", F.lit(tick).cast("bigint"))
+                keys[name] = "__now"
         names = list(keys)
         negated = negated.select(*[F.col(keys[v]).alias(self.columns[v]) for v in names])
         if not names:  # an equi-join on a constant: no nested-loop join, no broadcast
