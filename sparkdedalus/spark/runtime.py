@@ -2,11 +2,12 @@
 
 Per tick: the start state (EDB, facts @t, facts carried by @next, messages
 arriving at t, crash facts) goes through the strata as one lazy plan; a
-recursive stratum runs semi-naive (one job per iteration to materialise its
-deltas, one to count them). What crosses the tick boundary — the final state,
-@next facts and messages in flight — is packed into one frame and
-`localCheckpoint`ed: one Spark job per tick for a non-recursive program, and
-lineage cut every tick, so that tick 500 plans like tick 5.
+recursive stratum runs semi-naive (one job per iteration materialises and
+counts its deltas). What crosses the tick boundary — the final state, @next
+facts and messages in flight — is packed into one frame, `localCheckpoint`ed
+and counted: one Spark job per tick for a non-recursive program, and lineage
+cut every tick, so that tick 500 plans like tick 5. A tick below
+ROWS_PER_PARTITION rows runs in one partition: one task, no shuffle.
 """
 
 from __future__ import annotations
