@@ -163,7 +163,7 @@ def test_second_writer_refused_and_existing_run_not_overwritten(spark, tmp_path,
     Store.open(spark, path, PROGRAM, resume=True).close()  # and the lock was released each time
 
 
-@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize("writer", ["spark", pytest.param("delta-rs", marks=pytest.mark.slow)])
 def test_a_tick_half_written_is_invisible_and_redone(spark, tmp_path, layout, writer):
     """A crash after some tables of tick 3 were written, before the manifest
     advanced: readers stop at tick 2; the resumed run redoes tick 3 and Delta's

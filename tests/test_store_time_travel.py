@@ -38,8 +38,10 @@ def test_broadcast_time_travel_with_spark_delta(spark, tmp_path):
     assert log.columns[:2] == ["loc", "c1"]
 
 
-@pytest.mark.parametrize("name,network", [("two_phase_commit.ded", "delay=uniform(1,3),seed=11"),
-                                          ("nonconfluent.ded", "delay=uniform(1,3),seed=7")])
+@pytest.mark.parametrize("name,network", [
+    pytest.param("two_phase_commit.ded", "delay=uniform(1,3),seed=11", marks=pytest.mark.slow),
+    pytest.param("reliable_broadcast.ded", "delay=uniform(1,3),seed=3", marks=pytest.mark.slow),
+    ("nonconfluent.ded", "delay=uniform(1,3),seed=7")])
 def test_examples_time_travel_with_delta_rs(spark, tmp_path, name, network):
     program = example(name)
     network = Network.parse(network)
