@@ -53,6 +53,7 @@ _BUILTIN_DEFAULTS = {
     "spark.sql.constraintPropagation.enabled": "false",
     "spark.sql.maxSinglePartitionBytes": "1000000000000000",
     "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
