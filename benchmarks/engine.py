@@ -1,0 +1,591 @@
+#!/usr/bin/env python
+"""Benchmarks of the Spark engine (issue 4, "Speed"), all in one process and one session.
+
+    .venv/bin/python benchmarks/engine.py            # full run (tens of minutes)
+    .venv/bin/python benchmarks/engine.py --quick    # small sizes only (smoke test)
+
+Prints one JSON object per line on standard output, flushed as it goes, and nothing
+else there (the JVM's standard output is sent to standard error). Every line has a
+"measurement" key:
+
+- "load": `uptime` and the load averages, at the start and at the end;
+- "config": versions, sizes and Spark settings of this run;
+- "floor": the Spark floor, the median wall time of one trivial Spark job
+  (`spark.range(1000).groupBy().count().collect()`, after warm-up), and the Spark jobs
+  that one such call runs;
+- "two_phase_commit": benchmarks/programs/two_phase_commit_bench.ded with many concurrent
+  transactions: per-tick seconds, Spark jobs and tasks per tick, the median of the
+  steady-state ticks and its ratio to the floor (target <= 4);
+- "broadcast": benchmarks/programs/broadcast_bench.ded (the leader broadcasts a new payload
+  every tick to all other nodes) at several sizes; "broadcast_scaling": the ratio of the
+  largest size's median tick to the smallest's (target <= 3);
+- "tick_creep": broadcast at 30 nodes for 200 ticks (keep_history=False): median of the
+  last ticks over the median of ticks 5..15 (target <= 1.3);
+- "transitive_closure": a seeded random graph (2 edges per node), three ways: the engine
+  (benchmarks/programs/transitive_closure_bench.ded, 1 tick), a hand-written PySpark
+  semi-naive loop, DuckDB's recursive CTE; each with a time limit, a timeout reported as
+  {"status": "timeout"}. Sizes grow until the full size; the pair counts must agree.
+
+Spark jobs are counted with the classic session's status tracker: one job group per tick
+(set from the engine's progress callback, which runs between ticks). The engine itself
+never does this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+PROGRAMS = REPO / "benchmarks" / "programs"
+
+BUSY: list = []  # threads that outlived their time limit (driver-side planning cannot be cancelled)
+
+TARGETS = {"tick_over_floor": 4.0, "broadcast_largest_over_smallest": 3.0, "late_over_early_tick": 1.3}
+
+
+# ------------------------------------------------------------------ output
+def emit(measurement: str, **fields) -> None:
+    print(json.dumps({"measurement": measurement, **fields}, default=str), flush=True)
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def load(when: str) -> None:
+    try:
+        text = subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception as exc:  # pragma: no cover - uptime missing
+        text = f"unavailable: {exc}"
+    emit("load", when=when, uptime=text, loadavg=[round(x, 2) for x in os.getloadavg()],
+         cpus=os.cpu_count())
+
+
+def median(values) -> float | None:
+    values = list(values)
+    return round(statistics.median(values), 4) if values else None
+
+
+def ratio(a, b) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
+
+
+def git_state() -> str:
+    """The commit measured, with "+dirty" when sparkdedalus/ or conf/ has uncommitted changes."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "sparkdedalus", "conf"], cwd=REPO,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except Exception:  # noqa: BLE001 - not a git checkout
+        return "unknown"
+
+
+# ------------------------------------------------------------------ session and job counting
+def start_session(extra_conf: dict):
+    """A classic local session; the JVM's stdout goes to our stderr, never to stdout."""
+    from sparkdedalus.spark.command import _jvm_stdout
+    from sparkdedalus.spark.session import local_session
+
+    with _jvm_stdout(verbose=True):  # verbose: JVM stdout -> stderr (not to a log file)
+        return local_session(delta=False, extra_conf=extra_conf)
+
+
+class Jobs:
+    """Spark jobs (and their tasks) per job group, from the status tracker."""
+
+    def __init__(self, spark):
+        self.sc = spark.sparkContext
+        self.tracker = self.sc.statusTracker()
+
+    def group(self, name: str) -> None:
+        self.sc.setJobGroup(name, name)
+
+    def settle(self) -> None:
+        """The status store is fed by the listener bus, asynchronously: wait a little."""
+        time.sleep(0.5)
+
+    def ids(self, group: str) -> list:
+        return sorted(self.tracker.getJobIdsForGroup(group))
+
+    def work(self, job_ids) -> tuple[int, int]:
+        """(stages that ran, tasks that ran) of these jobs; skipped stages count for nothing."""
+        stages = tasks = 0
+        for job in job_ids:
+            info = self.tracker.getJobInfo(job)
+            for stage in (info.stageIds if info else []):
+                stage_info = self.tracker.getStageInfo(stage)
+                if stage_info is not None and stage_info.numCompletedTasks:
+                    stages += 1
+                    tasks += stage_info.numCompletedTasks
+        return stages, tasks
+
+
+# ------------------------------------------------------------------ 1. the floor
+def floor(spark, jobs: Jobs, reps: int, warmup: int) -> float:
+    for _ in range(warmup):
+        spark.range(1000).groupBy().count().collect()
+    times = []
+    for i in range(reps):
+        jobs.group(f"floor-{i}")
+        started = time.perf_counter()
+        spark.range(1000).groupBy().count().collect()
+        times.append(time.perf_counter() - started)
+    jobs.group("bench")
+    jobs.settle()
+    per_call = [len(jobs.ids(f"floor-{i}")) for i in range(reps)]
+    value = median(times)
+    emit("floor", seconds_median=value, seconds_min=round(min(times), 4), seconds_max=round(max(times), 4),
+         reps=reps, warmup=warmup, spark_jobs_per_call=median(per_call),
+         query="spark.range(1000).groupBy().count().collect()")
+    return value
+
+
+# ------------------------------------------------------------------ running a program
+class BudgetExceeded(Exception):
+    pass
+
+
+def run_program(spark, jobs: Jobs, program, ticks: int, edb: dict, label: str, budget: float):
+    """Engine.run with one job group per tick, in a thread. No new tick starts once
+    `budget` seconds are used, nor after a tick that took more than 10 times the median of
+    the ticks before it (and over 30 s): the progress callback raises between ticks. A tick
+    still running at 2 x budget + 120 s has its jobs cancelled (driver-side planning cannot
+    be interrupted). Returns (run or None, per-tick dicts, total seconds, status): status
+    "ok", "stopped: <why>" (partial: `run` is None), "timeout" or "error: ..."."""
+    from sparkdedalus.spark.engine import Engine
+
+    stats: list = []
+    current = {"group": f"{label}-t1"}
+    started = time.perf_counter()
+
+    def progress(tick, tick_stats):
+        stats.append(tick_stats)
+        log(f"{label} tick {tick}: {tick_stats.seconds:.2f}s")
+        current["group"] = f"{label}-t{tick + 1}"
+        jobs.group(current["group"])
+        if tick >= ticks:
+            return
+        if time.perf_counter() - started > budget:
+            raise BudgetExceeded(f"budget of {budget:.0f}s used after tick {tick}")
+        before = [s.seconds for s in stats[1:-1]]  # tick 1 (warm-up, static pack) left out
+        if len(before) >= 2 and tick_stats.seconds > max(30.0, 10 * statistics.median(before)):
+            raise BudgetExceeded(f"tick {tick} took {tick_stats.seconds:.1f}s, over 10x the median "
+                                 f"of ticks 2..{tick - 1} ({statistics.median(before):.2f}s)")
+
+    box: dict = {}
+
+    def target():
+        jobs.group(current["group"])
+        try:
+            box["run"] = Engine(spark).run(program, ticks=ticks, edb=edb, keep_history=False, progress=progress)
+        except BudgetExceeded as exc:
+            box["stopped"] = str(exc)
+        except BaseException as exc:  # noqa: BLE001 - reported
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True, name=label)
+    thread.start()
+    thread.join(2 * budget + 120)
+    status = "ok"
+    if thread.is_alive():
+        status = "timeout"
+        deadline = time.time() + 60
+        while thread.is_alive() and time.time() < deadline:
+            jobs.sc.cancelJobGroup(current["group"])
+            thread.join(0.5)
+        if thread.is_alive():
+            BUSY.append(thread)
+        gc.collect()
+    elif "stopped" in box:
+        status = f"stopped: {box['stopped']}"
+    elif "error" in box:
+        exc = box["error"]
+        status = f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+    total = time.perf_counter() - started
+    jobs.group("bench")
+    jobs.settle()
+    per_tick = []
+    for s in stats:
+        ids = jobs.ids(f"{label}-t{s.tick}")
+        stages, tasks = jobs.work(ids)
+        per_tick.append({"tick": s.tick, "seconds": round(s.seconds, 4), "jobs": len(ids), "stages": stages,
+                         "tasks": tasks, "iterations": s.iterations})
+    return box.get("run"), per_tick, total, status
+
+
+def window(per_tick: list, first: int, last: int, key: str = "seconds"):
+    return [t[key] for t in per_tick if first <= t["tick"] <= last]
+
+
+def frame(spark, rows: list, schema: str):
+    return spark.createDataFrame(rows, schema)
+
+
+def edb_input(spark, rows: list, schema: str, mode: str):
+    """EDB rows as the engine's own inline rows (mode "rows") or a DataFrame ("frame")."""
+    return rows if mode == "rows" else frame(spark, rows, schema)
+
+
+# ------------------------------------------------------------------ 3. two-phase commit
+def tpc_edb(transactions: int, participants: int, abort_every: int):
+    parts = [f"p{i}" for i in range(1, participants + 1)]
+    txns = [f"t{i:04d}" for i in range(transactions)]
+    participant = [("coord", p) for p in parts]
+    txn = [("coord", x, 1) for x in txns]  # all begin at tick 1: every one is concurrent
+    refuse = [(parts[i % participants], x) for i, x in enumerate(txns) if i % abort_every == abort_every - 1]
+    inquire = [(parts[-1], "coord", x, 4) for x in txns[:10]]  # some inquiries at tick 4
+    return {"participant": participant, "txn": txn, "refuse": refuse, "inquire_at": inquire}
+
+
+def two_phase_commit(spark, jobs, floor_seconds, transactions, participants, ticks, steady_from, edb_mode, budget):
+    from sparkdedalus import Program
+    from sparkdedalus.reference.evaluator import run as reference_run
+
+    program = Program.from_files(str(PROGRAMS / "two_phase_commit_bench.ded"))
+    rows = tpc_edb(transactions, participants, abort_every=min(10, max(2, transactions // 2)))
+    schemas = {"participant": "coord string, part string", "txn": "coord string, x string, start bigint",
+               "refuse": "part string, x string", "inquire_at": "part string, coord string, x string, at bigint"}
+    edb = {name: edb_input(spark, r, schemas[name], edb_mode) for name, r in rows.items()}
+    run, per_tick, total, status = run_program(spark, jobs, program, ticks, edb, "2pc", budget)
+    done = per_tick[-1]["tick"] if per_tick else 0
+    if done < steady_from + 1 and done >= 2:  # the budget ended the run early: ticks 2.. instead
+        steady_from = 2
+    steady = window(per_tick, steady_from, ticks)
+    tick_median = median(steady)
+    check: dict = {}
+    if run is not None:  # correctness: the last tick against the reference evaluator
+        names = sorted(program.relations)
+        facts = run.facts(ticks, relations=names)
+        trace = reference_run(program, ticks, edb=rows)
+        mismatched = [n for n in names if facts[n] != set(trace.relation(n, ticks))]
+        check = {"facts_last_tick": {n: len(facts[n]) for n in ("coord_log", "part_log", "answer")},
+                 "matches_reference": not mismatched, "mismatched_relations": mismatched}
+    emit("two_phase_commit", status=status, transactions=transactions, participants=participants,
+         aborting=len(rows["refuse"]), ticks_requested=ticks, ticks_done=done, budget_seconds=budget,
+         edb_as=edb_mode, workload="all transactions begin at tick 1 (concurrent); protocol done by tick 6",
+         steady_ticks=[steady_from, min(ticks, done)], steady_tick_count=len(steady),
+         tick_seconds_median=tick_median,
+         active_ticks_seconds_median=median(window(per_tick, 1, 6)),
+         jobs_per_tick_median=median(window(per_tick, steady_from, ticks, "jobs")),
+         stages_per_tick_median=median(window(per_tick, steady_from, ticks, "stages")),
+         tasks_per_tick_median=median(window(per_tick, steady_from, ticks, "tasks")),
+         ratio_to_floor=ratio(tick_median, floor_seconds), target_ratio_to_floor=TARGETS["tick_over_floor"],
+         total_seconds=round(total, 3), **check, per_tick=per_tick)
+
+
+# ------------------------------------------------------------------ 4./5. broadcast
+BROADCAST_WORKLOAD = ("the leader broadcasts a new payload (the tick number) every tick to the other "
+                      "nodes; every node persists its log")
+
+
+def broadcast_edb(nodes: int):
+    leader = "n0"
+    return {"node": [(leader, f"n{i}") for i in range(1, nodes)], "leader": [(leader,)]}
+
+
+def broadcast(spark, jobs, program, nodes, ticks, edb_mode, label, budget):
+    rows = broadcast_edb(nodes)
+    schemas = {"node": "loc string, peer string", "leader": "loc string"}
+    edb = {name: edb_input(spark, r, schemas[name], edb_mode) for name, r in rows.items()}
+    run, per_tick, total, status = run_program(spark, jobs, program, ticks, edb, label, budget)
+    check: dict = {}
+    if run is not None:
+        log_rows = run.relation("log", ticks).count()
+        expected = ticks + (nodes - 1) * (ticks - 1)
+        check = {"log_facts_last_tick": log_rows, "log_facts_expected": expected, "correct": log_rows == expected}
+    return per_tick, total, status, check
+
+
+def broadcast_sizes(spark, jobs, floor_seconds, sizes, ticks, steady_from, edb_mode, budget):
+    from sparkdedalus import Program
+
+    program = Program.from_files(str(PROGRAMS / "broadcast_bench.ded"))
+    medians = {}
+    for nodes in sizes:
+        per_tick, total, status, check = broadcast(spark, jobs, program, nodes, ticks, edb_mode, f"bc{nodes}", budget)
+        steady = window(per_tick, steady_from, ticks)
+        medians[nodes] = median(steady)
+        emit("broadcast", status=status, nodes=nodes, ticks_requested=ticks,
+             ticks_done=per_tick[-1]["tick"] if per_tick else 0, budget_seconds=budget, edb_as=edb_mode,
+             workload=BROADCAST_WORKLOAD, steady_ticks=[steady_from, ticks], steady_tick_count=len(steady),
+             tick_seconds_median=medians[nodes],
+             jobs_per_tick_median=median(window(per_tick, steady_from, ticks, "jobs")),
+             stages_per_tick_median=median(window(per_tick, steady_from, ticks, "stages")),
+             tasks_per_tick_median=median(window(per_tick, steady_from, ticks, "tasks")),
+             ratio_to_floor=ratio(medians[nodes], floor_seconds), total_seconds=round(total, 3), **check,
+             per_tick=per_tick)
+    small, large = min(sizes), max(sizes)
+    emit("broadcast_scaling", smallest=small, largest=large,
+         ratio=ratio(medians[large], medians[small]), target=TARGETS["broadcast_largest_over_smallest"],
+         tick_seconds_median={str(k): v for k, v in medians.items()})
+
+
+def tick_creep(spark, jobs, floor_seconds, nodes, ticks, early, late, edb_mode, budget):
+    """Late ticks against early ones. If the budget stops the run early, the late window is
+    the last ticks that ran (reported as such)."""
+    from sparkdedalus import Program
+
+    program = Program.from_files(str(PROGRAMS / "broadcast_bench.ded"))
+    per_tick, total, status, check = broadcast(spark, jobs, program, nodes, ticks, edb_mode, "creep", budget)
+    done = per_tick[-1]["tick"] if per_tick else 0
+    if done < late[1]:
+        width = late[1] - late[0]
+        late = (max(early[1] + 1, done - width), done)
+    early_median = median(window(per_tick, *early))
+    late_median = median(window(per_tick, *late))
+    emit("tick_creep", status=status, nodes=nodes, ticks_requested=ticks, ticks_done=done, budget_seconds=budget,
+         edb_as=edb_mode, keep_history=False, workload=BROADCAST_WORKLOAD,
+         early_ticks=list(early), late_ticks=list(late),
+         early_seconds_median=early_median, late_seconds_median=late_median,
+         ratio=ratio(late_median, early_median), target=TARGETS["late_over_early_tick"],
+         early_jobs_median=median(window(per_tick, *early, key="jobs")),
+         late_jobs_median=median(window(per_tick, *late, key="jobs")),
+         early_stages_median=median(window(per_tick, *early, key="stages")),
+         late_stages_median=median(window(per_tick, *late, key="stages")),
+         early_tasks_median=median(window(per_tick, *early, key="tasks")),
+         late_tasks_median=median(window(per_tick, *late, key="tasks")),
+         ratio_to_floor=ratio(median(window(per_tick, 5, ticks)), floor_seconds),
+         total_seconds=round(total, 3), **check, per_tick_seconds=[t["seconds"] for t in per_tick],
+         per_tick_jobs=[t["jobs"] for t in per_tick])
+
+
+# ------------------------------------------------------------------ 6. transitive closure
+def random_graph(nodes: int, edges: int, seed: int) -> list:
+    rng = random.Random(seed)
+    return sorted({(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(edges)})
+
+
+class TimedOut(Exception):
+    pass
+
+
+def limited(spark, jobs: Jobs, group: str, seconds: float, fn):
+    """fn() in a thread whose Spark jobs are in `group`; after `seconds` the group's jobs
+    are cancelled (repeatedly, for up to a minute). A thread that still runs then (stuck in
+    driver-side planning) is left behind in BUSY. Returns (status, value, elapsed)."""
+    box: dict = {}
+
+    def target():
+        jobs.group(group)
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported, not raised
+            box["error"] = exc
+
+    started = time.perf_counter()
+    thread = threading.Thread(target=target, daemon=True, name=group)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        deadline = time.time() + 60
+        while thread.is_alive() and time.time() < deadline:
+            jobs.sc.cancelJobGroup(group)
+            thread.join(0.5)
+        if thread.is_alive():
+            BUSY.append(thread)
+        gc.collect()
+        return "timeout", None, round(time.perf_counter() - started, 3)
+    elapsed = round(time.perf_counter() - started, 3)
+    if "error" in box:
+        return f"error: {type(box['error']).__name__}: {str(box['error']).splitlines()[0][:300]}", None, elapsed
+    return "ok", box["value"], elapsed
+
+
+def tc_engine(spark, edges: list):
+    from sparkdedalus import Program
+    from sparkdedalus.spark.engine import Engine
+
+    program = Program.from_files(str(PROGRAMS / "transitive_closure_bench.ded"))
+    edb = {"edge": spark.createDataFrame([("g", x, y) for x, y in edges], "g string, src bigint, dst bigint")}
+    run = Engine(spark).run(program, ticks=1, edb=edb, keep_history=False)
+    pairs = run.relation("path", 1).count()
+    return {"pairs": pairs, "iterations": run.stats[0].iterations, "tick_seconds": round(run.stats[0].seconds, 3)}
+
+
+def tc_pyspark(spark, edges: list):
+    """The straightforward semi-naive loop of /work/shared/design/performance.md."""
+    from pyspark.sql import functions as F
+
+    edge = spark.createDataFrame(edges, "src bigint, dst bigint")
+    total = edge.select(F.col("src").alias("x"), F.col("dst").alias("y")).distinct().localCheckpoint()
+    delta = total
+    iterations = 0
+    while True:
+        iterations += 1
+        step = (delta.join(edge, delta["y"] == edge["src"]).select(delta["x"], edge["dst"].alias("y"))
+                .distinct().join(total, ["x", "y"], "left_anti").localCheckpoint())
+        if step.isEmpty():
+            break
+        total = total.unionByName(step).localCheckpoint()
+        delta = step
+    return {"pairs": total.count(), "iterations": iterations, "partitions": total.rdd.getNumPartitions()}
+
+
+class DuckRunner:
+    def __init__(self):
+        import duckdb
+
+        self.con = duckdb.connect()
+        self.con.execute(f"PRAGMA threads={os.cpu_count() or 2}")
+
+    def __call__(self, edges: list, seconds: float):
+        import pandas as pd
+
+        self.con.execute("DROP TABLE IF EXISTS edge")
+        frame = pd.DataFrame(edges, columns=["src", "dst"])
+        self.con.register("edge_frame", frame)
+        self.con.execute("CREATE TABLE edge AS SELECT src::INTEGER AS src, dst::INTEGER AS dst FROM edge_frame")
+        self.con.unregister("edge_frame")
+        timer = threading.Timer(seconds, self.con.interrupt)
+        started = time.perf_counter()
+        timer.start()
+        try:
+            pairs = self.con.execute(
+                "WITH RECURSIVE path(x, y) AS ("
+                " SELECT src, dst FROM edge"
+                " UNION"
+                " SELECT e.src, p.y FROM edge e JOIN path p ON e.dst = p.x)"
+                " SELECT count(*) FROM path").fetchone()[0]
+            return "ok", {"pairs": pairs}, round(time.perf_counter() - started, 3)
+        except Exception as exc:  # interrupted
+            status = "timeout" if time.perf_counter() - started >= seconds else f"error: {exc}"
+            return status, None, round(time.perf_counter() - started, 3)
+        finally:
+            timer.cancel()
+
+
+def transitive_closure(spark, jobs, sizes, seed, limit):
+    duck = DuckRunner()
+    largest_agreeing = None
+    gave_up: dict = {}  # method -> size at which it did not finish: larger sizes are skipped
+    for nodes, edge_count in sizes:
+        edges = random_graph(nodes, edge_count, seed)
+        results = {}
+        status, value, seconds = duck(edges, limit)
+        results["duckdb"] = {"status": status, "seconds": seconds, **(value or {})}
+        log(f"tc {nodes} nodes: duckdb {status} {seconds}s")
+        for name, fn in (("pyspark_loop", tc_pyspark), ("engine", tc_engine)):
+            if name in gave_up:
+                results[name] = {"status": f"skipped: did not finish at {gave_up[name]} nodes"}
+                continue
+            if any(t.is_alive() for t in BUSY):
+                results[name] = {"status": "skipped: the session's driver is still busy with a timed-out run"}
+                continue
+            status, value, seconds = limited(spark, jobs, f"tc-{name}-{nodes}", limit,
+                                             lambda fn=fn: fn(spark, edges))
+            jobs.group("bench")
+            jobs.settle()
+            ids = jobs.ids(f"tc-{name}-{nodes}")
+            stages, tasks = jobs.work(ids)
+            results[name] = {"status": status, "seconds": seconds, **(value or {}), "spark_jobs": len(ids),
+                             "stages": stages, "tasks": tasks}
+            if status != "ok":
+                gave_up[name] = nodes
+            log(f"tc {nodes} nodes: {name} {status} {seconds}s")
+        counts = {r["pairs"] for r in results.values() if r["status"] == "ok"}
+        all_ok = all(r["status"] == "ok" for r in results.values())
+        agree = len(counts) == 1 if counts else None
+        if all_ok and agree:
+            largest_agreeing = nodes
+        engine_s = results["engine"]["seconds"] if results["engine"]["status"] == "ok" else None
+        emit("transitive_closure", nodes=nodes, edges=len(edges), seed=seed, time_limit_seconds=limit,
+             pair_counts_agree=agree, results=results,
+             engine_over_duckdb=ratio(engine_s, results["duckdb"]["seconds"] if results["duckdb"]["status"] == "ok" else None),
+             engine_over_pyspark_loop=ratio(engine_s, results["pyspark_loop"]["seconds"]
+                                            if results["pyspark_loop"]["status"] == "ok" else None))
+        gc.collect()
+    emit("transitive_closure_summary", largest_size_all_finished_and_agreeing=largest_agreeing,
+         sizes=[list(s) for s in sizes])
+
+
+# ------------------------------------------------------------------ main
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    parser.add_argument("--only", default="floor,2pc,broadcast,creep,tc",
+                        help="comma-separated subset of floor,2pc,broadcast,creep,tc (the floor is always measured)")
+    parser.add_argument("--tc-limit", type=float, default=None, help="time limit per transitive-closure run (s)")
+    parser.add_argument("--run-budget", type=float, default=None,
+                        help="seconds after which an engine run starts no new tick (partial results are reported)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra Spark setting for the benchmark session (repeatable)")
+    parser.add_argument("--edb-as", choices=["frame", "rows"], default="frame",
+                        help="pass EDB relations as DataFrames (spark.createDataFrame) or as row lists")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+
+    if args.quick:  # a smoke test: every measurement, tiny sizes
+        sizes = dict(floor_reps=3, floor_warmup=1, tpc=(4, 3, 3, 2), bc_sizes=[3, 30], bc_ticks=3, bc_from=2,
+                     creep=(30, 6, (2, 3), (5, 6)), tc=[(50, 100)], tc_limit=120, run_budget=300)
+    else:
+        sizes = dict(floor_reps=20, floor_warmup=5, tpc=(100, 5, 30, 5), bc_sizes=[3, 30, 300, 3000], bc_ticks=12,
+                     bc_from=5, creep=(30, 200, (5, 15), (190, 200)),
+                     tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600)
+    if args.tc_limit is not None:
+        sizes["tc_limit"] = args.tc_limit
+    if args.run_budget is not None:
+        sizes["run_budget"] = args.run_budget
+    budget = sizes["run_budget"]
+
+    started = time.perf_counter()
+    load("start")
+    # Benchmark-only settings: keep every job in the status store (jobs per tick), room for
+    # the transitive closure's large relations. Everything else: conf/spark-defaults.conf.
+    extra_conf = {"spark.ui.retainedJobs": "100000", "spark.ui.retainedStages": "100000",
+                  "spark.driver.memory": "4g"}
+    extra_conf.update(dict(item.split("=", 1) for item in args.conf))
+    spark = start_session(extra_conf)
+    jobs = Jobs(spark)
+    import pyspark
+
+    emit("config", quick=args.quick, git=git_state(), python=platform.python_version(), pyspark=pyspark.__version__,
+         master=spark.sparkContext.master, edb_as=args.edb_as,
+         shuffle_partitions=spark.conf.get("spark.sql.shuffle.partitions"),
+         adaptive=spark.conf.get("spark.sql.adaptive.enabled"), extra_conf=extra_conf,
+         session_start_seconds=round(time.perf_counter() - started, 3),
+         sizes={k: v for k, v in sizes.items()})
+
+    floor_seconds = floor(spark, jobs, sizes["floor_reps"], sizes["floor_warmup"])
+    steps = [
+        ("2pc", lambda: two_phase_commit(spark, jobs, floor_seconds, *sizes["tpc"], args.edb_as, budget)),
+        ("broadcast", lambda: broadcast_sizes(spark, jobs, floor_seconds, sizes["bc_sizes"], sizes["bc_ticks"],
+                                              sizes["bc_from"], args.edb_as, budget / 2)),
+        ("creep", lambda: tick_creep(spark, jobs, floor_seconds, *sizes["creep"], args.edb_as, 2.5 * budget)),
+        ("tc", lambda: transitive_closure(spark, jobs, sizes["tc"], seed=4, limit=sizes["tc_limit"])),
+    ]
+    failed = 0
+    for name, step in steps:
+        if name not in only:
+            continue
+        log(f"{name} ...")
+        step_started = time.perf_counter()
+        try:
+            step()
+        except Exception as exc:  # report and go on with the next measurement
+            failed += 1
+            emit("error", step=name, error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:500]}")
+        log(f"{name} done in {time.perf_counter() - step_started:.1f}s")
+    load("end")
+    emit("done", total_seconds=round(time.perf_counter() - started, 3), failed_steps=failed)
+    spark.stop()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

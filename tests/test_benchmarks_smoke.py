@@ -1,0 +1,66 @@
+"""Smoke tests of the benchmark scripts run with --quick: each runs, prints nothing
+but JSON lines on stdout, every measurement is there, and the results in it are right.
+
+Slow: each starts its own Spark session and runs every workload at small sizes
+(a few minutes on a busy 2-core machine). Run them with
+`pytest -m slow tests/test_benchmarks_smoke.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def quick_run(script: str) -> list[dict]:
+    """`benchmarks/<script> --quick`, its stdout parsed as JSON lines."""
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--quick"],
+                            cwd=REPO, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [json.loads(line) for line in result.stdout.splitlines()]  # nothing but JSON on stdout
+
+
+@pytest.mark.slow
+def test_quick_engine_benchmark_prints_every_measurement():
+    by_kind: dict = {}
+    for line in quick_run("engine.py"):
+        by_kind.setdefault(line["measurement"], []).append(line)
+
+    assert [x["when"] for x in by_kind["load"]] == ["start", "end"]
+    assert by_kind["config"][0]["quick"] is True
+    assert by_kind["floor"][0]["seconds_median"] > 0
+
+    tpc = by_kind["two_phase_commit"][0]
+    assert tpc["status"] == "ok" and tpc["matches_reference"], tpc
+    assert all(t["jobs"] >= 1 for t in tpc["per_tick"])
+
+    assert [b["nodes"] for b in by_kind["broadcast"]] == [3, 30]
+    assert all(b["status"] == "ok" and b["correct"] for b in by_kind["broadcast"])
+    assert by_kind["broadcast_scaling"][0]["ratio"] > 0
+
+    creep = by_kind["tick_creep"][0]
+    assert creep["status"] == "ok" and creep["correct"] and creep["ratio"] > 0
+
+    tc = by_kind["transitive_closure"][0]
+    assert {r["status"] for r in tc["results"].values()} == {"ok"}, tc
+    assert tc["pair_counts_agree"] is True
+    assert by_kind["done"][0]["failed_steps"] == 0
+
+
+@pytest.mark.slow
+def test_quick_store_benchmark_prints_every_measurement():
+    lines = quick_run("store_commit.py")
+    kinds = [line["measurement"] for line in lines]
+    assert kinds == ["load", "commit", "commit", "storage", "load"]
+    commits = {line["writer"]: line for line in lines if line["measurement"] == "commit"}
+    assert set(commits) == {"spark-delta", "delta-rs"}
+    assert all(c["commit_seconds"]["median"] > 0 and c["tables_written_per_commit_median"] == 2
+               for c in commits.values())
+    storage = lines[3]
+    assert storage["naive_rows"] > storage["store_rows"] > 0
