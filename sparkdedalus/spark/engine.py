@@ -39,6 +39,17 @@ class Run:
         #: the run directory (a `sparkdedalus.store.Store`, lock released), or None
         self.store = store
 
+    def explain(self) -> str:
+        """The program's relations, strata and roles (as `sparkdedalus explain`),
+        then how the run went: seconds and semi-naive iterations per tick."""
+        from sparkdedalus.explain import explain
+        lines = [explain(self.program), f"run: {self.ticks} tick(s)"
+                 + (f", stored in {self.store.path}" if self.store is not None else "")]
+        for s in self.stats:
+            lines.append(f"  tick {s.tick}: {s.seconds:.3f} s" + (f", {s.iterations} semi-naive iteration(s)"
+                                                                  if s.iterations else ""))
+        return "\n".join(lines)
+
     @property
     def stats(self) -> list:
         """Per-tick wall seconds and semi-naive iterations."""
