@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
-from sparkdedalus.spark.inputs import InputTickLoop, read_inputs
+from sparkdedalus.spark.inputs import read_inputs
 from sparkdedalus.spark.pack import MESSAGE, STATE
 from sparkdedalus.spark.runtime import LoopState, TickLoop
 from sparkdedalus.syntax.ast import TickTime
@@ -107,8 +107,8 @@ class Engine:
         rows holding at every tick; `.input` files are read relative to
         `inputs_dir` (default: the declaring file's directory). Without
         `keep_history` only the last tick (and ticks read by `r(..)@k` atoms) stay
-        in memory. `partitions` sizes each tick's shuffle (default: the session's
-        shuffle partitions, at most 8). `progress(tick, stats)` is called after
+        in memory. `partitions` fixes the number of partitions (default: sized to
+        the data, one below 200,000 rows, at most the session's shuffle partitions). `progress(tick, stats)` is called after
         each tick.
 
         With `store` (a run directory, see docs/storage.md) every tick is
@@ -121,8 +121,7 @@ class Engine:
         static, stamped = read_inputs(self.spark, program, inputs_dir)
         for name, frame in (edb or {}).items():
             static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
-        loop = (InputTickLoop(self.spark, program, network, static, partitions, stamped) if stamped
-                else TickLoop(self.spark, program, network, static, partitions))
+        loop = TickLoop(self.spark, program, network, static, partitions, stamped)
         state = LoopState()
         keep = {lit.time.tick for r in program.rules for lit in r.positive_atoms + r.negated_atoms
                 if isinstance(lit.time, TickTime)}

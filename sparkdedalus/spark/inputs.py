@@ -3,7 +3,7 @@
 Each `.input` is read once with `sparkdedalus.store.inputs.read_input` (checked,
 materialised). Its rows without a tick hold at every tick: they join the loop's
 EDB. Its rows stamped with a tick k join the start facts of tick k, like a
-program fact `r(...)@k`: `InputTickLoop` adds them to the loop's per-tick facts.
+program fact `r(...)@k`: the tick loop adds them to that tick's facts.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparkdedalus.reference.inputs import TICK
-from sparkdedalus.spark.pack import STATE
-from sparkdedalus.spark.runtime import TickLoop
 
 
 def read_inputs(spark, program, inputs_dir: str | None = None) -> tuple[dict, dict]:
@@ -36,21 +34,3 @@ def read_inputs(spark, program, inputs_dir: str | None = None) -> tuple[dict, di
 def _union(a: DataFrame | None, b: DataFrame) -> DataFrame:
     return b if a is None else a.unionAll(b)
 
-
-class InputTickLoop(TickLoop):
-    """The tick loop with input rows stamped with a tick added to that tick's facts."""
-
-    def __init__(self, spark, program, network=None, edb=None, partitions=None, stamped: dict | None = None):
-        self.stamped = stamped or {}
-        super().__init__(spark, program, network, edb, partitions)
-
-    def _may_start(self) -> set:
-        return super()._may_start() | set(self.stamped)
-
-    def _facts_pack(self, tick: int) -> DataFrame | None:
-        parts = [self.layout.part(name, STATE, frame.where(F.col(TICK) == tick).drop(TICK))
-                 for name, (frame, ticks) in self.stamped.items() if tick in ticks]
-        facts = super()._facts_pack(tick)
-        if facts is not None:
-            parts.append(facts)
-        return self.layout.union(parts) if parts else None

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from sparkdedalus.analysis.dependencies import dependency_graph, strongly_connected
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
+from sparkdedalus.reference.inputs import TICK
 from sparkdedalus.spark.compiler import JOIN_HINT, SOURCE_COLUMN, RulePlan
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
@@ -77,8 +78,12 @@ class LoopState:
 
 class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
-                 edb: dict | None = None, partitions: int | None = None):
+                 edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None):
+        """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
+        {relation: (frame with a `tick` column, set of its ticks)}, rows holding
+        at their tick only (`.input` rows with a tick, see spark/inputs.py)."""
         self.spark = spark
+        self.stamped = stamped or {}
         self.fixed_partitions = partitions
         self.most_partitions = partitions or max_partitions(spark)
         self.partitions = partitions or 1  # resized to the data after every materialisation
@@ -142,9 +147,10 @@ class TickLoop:
         for fact in self.program.facts:
             if fact.tick == tick:
                 rows.setdefault(fact.atom.name, []).append(fact.row)
-        if not rows:
-            return None
-        return self._union([self.layout.part(n, STATE, self._frame(n, r)) for n, r in rows.items()])
+        parts = [self.layout.part(n, STATE, self._frame(n, r)) for n, r in rows.items()]
+        parts += [self.layout.part(name, STATE, frame.where(F.col(TICK) == tick).drop(TICK))
+                  for name, (frame, ticks) in self.stamped.items() if tick in ticks]
+        return self._union(parts) if parts else None
 
     def _locations(self, frames: dict) -> set:
         """Every location named by a fact or an EDB row (one job per EDB frame)."""
@@ -157,6 +163,7 @@ class TickLoop:
         """Relations that can have facts at the start of a tick."""
         names = {f.atom.name for f in self.program.facts}
         names |= {r.head.name for r in self.program.rules if r.delivery != "now"}
+        names |= set(self.stamped)
         if self.static_pack is not None:
             names |= set(self.static_names)
         return names
