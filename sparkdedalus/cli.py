@@ -5,6 +5,7 @@
     sparkdedalus explain FILE...
     sparkdedalus run FILE... --ticks N [--engine spark|reference] [--at K] [--store PATH [--resume]] ...
     sparkdedalus show STORE [REL] [--at K] [--format table|json|csv]
+    sparkdedalus diagram STORE --out FILE [--format html|svg] [--relation REL] [--from K] [--to K]
 
 Exit codes: 0 success, 1 program or data errors, 2 usage errors. No traceback
 unless --debug.
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     add_run_parser(commands)
     from sparkdedalus.show_command import add_show_parser
     add_show_parser(commands)
+    from sparkdedalus.diagram_command import add_diagram_parser
+    add_diagram_parser(commands)
     return parser
 
 

@@ -7,6 +7,7 @@
     read.relation_rows("runs/r1", "log", tick=3)   # {('a', 'hi'), ...}
     read.facts("runs/r1", tick=3)                  # {relation: set of tuples}
     read.messages("runs/r1")                       # [Message(relation, row, src, send_tick, arrival)]
+    read.locations("runs/r1")                      # {'a', 'b', ...}: every location of a fact
 
 Every reader stops at the manifest's `last_tick`: rows of a later tick (tables
 written just before a crash, before the manifest advanced) are not part of the
@@ -114,6 +115,18 @@ def facts(path: str, tick: int | None = None, relations=None) -> dict:
         _check(found, name)
     upto = _tick(found, tick)
     return {name: _tuples(_present(path, found, name, upto)) for name in names}
+
+
+def locations(path: str) -> set:
+    """Every location (first column) of a fact of any relation at any committed tick."""
+    found = manifest(path)
+    out = set()
+    for name, info in found.relations.items():
+        column = _quoted(info.columns[:1])
+        table = _query(path, name, f"SELECT DISTINCT {column} FROM t "
+                                   f"WHERE {KIND} = '{STATE}' AND {TICK} <= {found.last_tick}")
+        out.update(table.column(0).to_pylist())
+    return out
 
 
 def _tuples(table) -> set:
