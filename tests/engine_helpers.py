@@ -20,6 +20,11 @@ def example_ticks(path: Path) -> int:
 def differences(spark, program, ticks: int, network=None, edb=None) -> list[str]:
     """Where the Spark engine and the reference evaluator disagree, tick by tick
     (empty when they agree on every relation at every tick)."""
+    return compared_run(spark, program, ticks, network, edb)[0]
+
+
+def compared_run(spark, program, ticks: int, network=None, edb=None) -> tuple[list[str], object]:
+    """`differences(...)` and the Spark engine's `Run`."""
     trace = reference_run(program, ticks=ticks, network=network, edb=edb)
     run = Engine(spark).run(program, ticks=ticks, network=network, edb=edb)
     found = []
@@ -30,4 +35,4 @@ def differences(spark, program, ticks: int, network=None, edb=None) -> list[str]
             want, got = set(expected.get(name, ())), actual.get(name, set())
             if want != got:
                 found.append(f"tick {tick} {name}: missing {sorted(want - got)[:5]}, extra {sorted(got - want)[:5]}")
-    return found
+    return found, run

@@ -88,7 +88,7 @@ def run_spark(program, args) -> int:
             if now is not None:
                 per_tick_jobs.append(now - last[0])
                 last[0] = now
-            bar.advance(tick, stats.seconds)
+            bar.advance(tick, stats.seconds, stats.facts)
 
         run = _run(Engine(spark), program, args, progress)
     tick = args.at_tick or args.tick_count
@@ -140,6 +140,8 @@ def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: floa
         "tick_seconds": [round(s.seconds, 4) for s in run.stats],
         "jobs_per_tick": per_tick_jobs or None,
         "iterations_per_tick": [s.iterations for s in run.stats],
+        "incremental_rules_per_tick": [s.incremental for s in run.stats],
+        "facts_per_tick": [s.facts for s in run.stats],
         "facts": {name: len(rows) for name, rows in sorted(facts.items())},
     }
     with open(path, "w", encoding="utf-8") as handle:

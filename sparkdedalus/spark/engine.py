@@ -41,18 +41,21 @@ class Run:
 
     def explain(self) -> str:
         """The program's relations, strata and roles (as `sparkdedalus explain`),
-        then how the run went: seconds and semi-naive iterations per tick."""
+        then how the run went: per tick seconds, facts handed on, semi-naive
+        iterations and rules evaluated on new facts only."""
         from sparkdedalus.explain import explain
         lines = [explain(self.program), f"run: {self.ticks} tick(s)"
                  + (f", stored in {self.store.path}" if self.store is not None else "")]
         for s in self.stats:
-            lines.append(f"  tick {s.tick}: {s.seconds:.3f} s" + (f", {s.iterations} semi-naive iteration(s)"
-                                                                  if s.iterations else ""))
+            lines.append(f"  tick {s.tick}: {s.seconds:.3f} s, {s.facts} facts"
+                         + (f", {s.iterations} semi-naive iteration(s)" if s.iterations else "")
+                         + (f", {s.incremental} rule(s) on new facts only" if s.incremental else ""))
         return "\n".join(lines)
 
     @property
     def stats(self) -> list:
-        """Per-tick wall seconds and semi-naive iterations."""
+        """Per tick: wall seconds, facts, semi-naive iterations, incremental rules
+        (`sparkdedalus.spark.runtime.TickStats`)."""
         return self._state.stats
 
     def _pack(self, tick: int | None) -> tuple[int, DataFrame]:

@@ -1,10 +1,11 @@
-"""A progress bar for runs on a terminal: ticks done, last tick's seconds,
-elapsed. Silent when standard error is not a terminal or with --quiet."""
+"""A progress bar for runs on a terminal: ticks done, facts of the last
+tick, its seconds, elapsed. Silent when standard error is not a terminal or with --quiet."""
 
 from __future__ import annotations
 
 import sys
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
@@ -15,7 +16,8 @@ class TickProgress:
         self._progress = None
         if self.enabled:
             self._progress = Progress(TextColumn("tick"), MofNCompleteColumn(), BarColumn(),
-                                      TextColumn("{task.fields[last]}"), TimeElapsedColumn(), transient=True)
+                                      TextColumn("{task.fields[last]}"), TimeElapsedColumn(), transient=True,
+                                      console=Console(file=stream, force_terminal=True))
             self._task = self._progress.add_task("run", total=ticks, last="")
 
     def __enter__(self) -> "TickProgress":
@@ -23,9 +25,10 @@ class TickProgress:
             self._progress.start()
         return self
 
-    def advance(self, tick: int, seconds: float) -> None:
+    def advance(self, tick: int, seconds: float, facts: int) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, completed=tick, last=f"last tick {seconds:.2f}s")
+            self._progress.update(self._task, completed=tick, last=f"{facts:,} facts, last tick {seconds:.2f}s")
+            self._progress.refresh()
 
     def __exit__(self, *exc) -> None:
         if self._progress is not None:

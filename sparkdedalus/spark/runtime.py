@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkdedalus.analysis.dependencies import dependency_graph, strongly_connected
+from sparkdedalus.analysis.growth import carried_relations, differential_rules, growing_relations
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.reference.inputs import TICK
@@ -65,7 +66,9 @@ def reads_current_tick(atom: ast.Atom, tick: int) -> bool:
 class TickStats:
     tick: int
     seconds: float
-    iterations: int = 0
+    iterations: int = 0  # semi-naive iterations (one job each)
+    facts: int = 0  # rows the tick hands on: final state, @next facts, messages in flight
+    incremental: int = 0  # rules evaluated on the tick's new facts only (semi-naive across ticks)
 
 
 @dataclass
@@ -91,7 +94,11 @@ class TickLoop:
         self.network = network or Network()
         self.layout = Layout(program.relations)
         self._empties: dict = {}
+        self._incremental = 0  # rules of the current tick evaluated on new facts only
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
+        growing = growing_relations(program, frozenset(self.stamped))
+        self.carried = carried_relations(program, growing)
+        self.differential = differential_rules(program, growing)
         self.static_pack = self._static_pack(self._static_frames(edb or {}))
         self.rule_order = self._rule_order()
         self.may_start = self._may_start()
@@ -163,7 +170,7 @@ class TickLoop:
         """Relations that can have facts at the start of a tick."""
         names = {f.atom.name for f in self.program.facts}
         names |= {r.head.name for r in self.program.rules if r.delivery != "now"}
-        names |= set(self.stamped)
+        names |= set(self.stamped) | self.carried
         if self.static_pack is not None:
             names |= set(self.static_names)
         return names
@@ -182,21 +189,31 @@ class TickLoop:
     # ---------------------------------------------------------------- one tick
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
-        start, current = self._start(tick, previous)
+        self._incremental = 0
+        start, current, news = self._start(tick, previous)
         stratum_packs = []
         iterations = 0
         for stratum in self.program.strata:
             rules = self.rule_order[stratum.index]
             names = sorted({r.head.name for r in rules})
+            news_before = dict(news or {})
             if stratum.recursive:
-                iterations += self._recursive(stratum, rules, current, tick, state)
-                parts = [self.layout.part(n, STATE, current[n]) for n in names]
+                found, rounds = self._recursive(rules, names, current, news, tick, state)
+                iterations += rounds
+                parts = [self.layout.part(n, STATE, found[n]) for n in names]
             else:
                 parts = []
                 for rule in rules:
-                    derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick, self._narrow)
-                    current[rule.head.name] = self._union([current[rule.head.name], derived])
-                    parts.append(self.layout.part(rule.head.name, STATE, derived))
+                    derived = self._derive(rule, current, news, tick, state)
+                    if derived is None:
+                        continue
+                    name = rule.head.name
+                    current[name] = self._union([current[name], derived])
+                    if news is not None and name in news:
+                        news[name] = self._union([news[name], derived])
+                    parts.append(self.layout.part(name, STATE, derived))
+            if not parts:
+                continue
             # Cut the plan here: later strata read a checkpoint leaf instead of
             # re-embedding this stratum's plan at every use. Lazy: it is computed
             # by the tick's one job, not by a job of its own.
@@ -205,28 +222,37 @@ class TickLoop:
             for n in names:
                 base = self.layout.extract(start, n) if start is not None and n in self.may_start else None
                 fresh = self.layout.extract(derived_pack, n)
-                current[n] = fresh if base is None or stratum.recursive else self._union([base, fresh])
-        pack = self._pack(tick, start, stratum_packs, current, previous, state)
-        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations))
+                current[n] = fresh if base is None else self._union([base, fresh])
+                if n in news_before:
+                    news[n] = self._union([news_before[n], fresh])
+        pack, facts = self._pack(tick, start, stratum_packs, current, previous, state)
+        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, self._incremental))
         return pack
 
-    def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict]:
+    def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
         """The tick's starting facts as one pack (static facts, facts @tick,
-        facts carried by @next, messages arriving now: four branches whatever
-        the number of relations), and a frame per relation reading it."""
-        sources = [p for p in (self.static_pack, self._facts_pack(tick)) if p is not None]
+        facts derived by @next, messages arriving now, the carried relations'
+        final state of the previous tick: five branches whatever the number of
+        relations), a frame per relation reading it, and the carried relations'
+        new facts (all but those of the previous tick; None at the first tick)."""
+        arriving = [p for p in (self._facts_pack(tick),) if p is not None]
         if previous is not None:
-            sources.append(self.layout.relabel(previous, f"__kind = '{NEXT}'"))
-            if self.program.persisted:
-                # identity @next rules are not evaluated: their relations' final
-                # state of the previous tick is read directly
-                names = ", ".join(f"'{n}'" for n in sorted(self.program.persisted))
-                sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
-            sources.append(self.layout.relabel(previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
+            arriving.append(self.layout.relabel(previous, f"__kind = '{NEXT}'"))
+            arriving.append(self.layout.relabel(previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
+        sources = ([self.static_pack] if self.static_pack is not None else []) + arriving
+        if previous is not None and self.carried:
+            # identity @next rules are not evaluated: the carried relations'
+            # final state of the previous tick is read directly
+            names = ", ".join(f"'{n}'" for n in sorted(self.carried))
+            sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
         start = self._union(sources) if sources else None
         current = {name: self.layout.extract(start, name) if start is not None and name in self.may_start
                    else self._empty(name) for name in self.program.relations}
-        return start, current
+        news = None
+        if previous is not None:
+            new_pack = self._union(arriving)
+            news = {name: self.layout.extract(new_pack, name) for name in self.carried}
+        return start, current, news
 
     def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
         """read(atom, occurrence) for the rule compiler; `delta` = (occurrence, frames)
@@ -242,17 +268,33 @@ class TickLoop:
             return current[atom.name]
         return read
 
-    def _recursive(self, stratum, rules, current: dict, tick: int, state: LoopState) -> int:
-        names = sorted({r.head.name for r in rules})
-        # iteration 0: every rule on the full relations
+    def _derive(self, rule, current: dict, news: dict | None, tick: int, state: LoopState) -> DataFrame | None:
+        """What `rule` derives at this tick. A differential rule (see
+        analysis/growth.py) after the first tick is evaluated once per positive
+        atom over a carried relation, that atom reading the relation's new facts
+        (`news`): None when no atom can have any."""
+        plan = self.plans[rule.index]
+        if news is None or rule.index not in self.differential:
+            return plan.evaluate(self._reader(current, tick, state), tick, self._narrow)
+        frames = [plan.evaluate(self._reader(current, tick, state, delta=(i, news)), tick, self._narrow)
+                  for i, atom in enumerate(plan.positive) if atom.name in news]
+        self._incremental += 1
+        return self._union(frames) if frames else None
+
+    def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
+                   state: LoopState) -> tuple[dict, int]:
+        """A recursive stratum, semi-naive: its relations' new facts (not in
+        `current` before) and the number of iterations (jobs)."""
+        derived: dict = {n: [] for n in names}
         for rule in rules:
-            derived = self.plans[rule.index].evaluate(self._reader(current, tick, state), tick, self._narrow)
-            current[rule.head.name] = self._union([current[rule.head.name], derived])
-        totals, _ = self._materialise({n: current[n].distinct() for n in names})
-        deltas = dict(totals)
-        accumulated = {n: [totals[n]] for n in names}
+            frame = self._derive(rule, current, news, tick, state)
+            if frame is not None:
+                derived[rule.head.name].append(frame)
+        (deltas,), count = self._materialise({n: self._new_facts(n, derived[n], current[n]) for n in names})
+        found = {n: [deltas[n]] for n in names}
+        accumulated = {n: [current[n], deltas[n]] for n in names}
         iterations = 1
-        while True:
+        while count:
             full = {**current, **{n: self._union(accumulated[n]) for n in names}}
             new: dict = {n: [] for n in names}
             for rule in rules:
@@ -261,29 +303,34 @@ class TickLoop:
                     if atom.name in names and reads_current_tick(atom, tick):
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
                         new[rule.head.name].append(plan.evaluate(read, tick, self._narrow))
-            fresh = {}
-            for n in names:
-                candidates = self._union(new[n]) if new[n] else self._empty(n)
-                fresh[n] = self._narrow(candidates.distinct().join(full[n].hint(JOIN_HINT), on=list(full[n].columns),
-                                                                   how="left_anti"))
-            deltas, count = self._materialise(fresh)
+            (deltas,), count = self._materialise({n: self._new_facts(n, new[n], full[n]) for n in names})
             iterations += 1
-            if count == 0:
-                break
             for n in names:
+                found[n].append(deltas[n])
                 accumulated[n].append(deltas[n])
-                if len(accumulated[n]) >= COMPACT_EVERY:
-                    compacted, _ = self._materialise({n: self._union(accumulated[n])})
-                    accumulated[n] = [compacted[n]]
-        for n in names:
-            current[n] = self._union(accumulated[n])
-        return iterations
+            if len(found[names[0]]) >= COMPACT_EVERY:
+                (whole, news_so_far), _ = self._materialise(
+                    {n: self._union(accumulated[n]) for n in names}, {n: self._union(found[n]) for n in names})
+                accumulated = {n: [whole[n]] for n in names}
+                found = {n: [news_so_far[n]] for n in names}
+        return {n: self._union(found[n]) for n in names}, iterations
 
-    def _materialise(self, frames: dict) -> tuple[dict, int]:
-        """Checkpoint several relations with one job; returns frames reading
-        the checkpoint, and their number of rows."""
-        pack, rows = self._checkpoint(self._union([self.layout.part(n, STATE, f) for n, f in frames.items()]))
-        return {n: self.layout.extract(pack, n) for n in frames}, rows
+    def _new_facts(self, name: str, frames: list, known: DataFrame) -> DataFrame:
+        """The distinct rows of `frames` not in `known`."""
+        candidates = self._union(frames) if frames else self._empty(name)
+        return self._narrow(candidates.distinct().join(known.hint(JOIN_HINT), on=list(known.columns),
+                                                       how="left_anti"))
+
+    def _materialise(self, *groups: dict) -> tuple[list, int]:
+        """Checkpoint the frames of one or two groups ({relation: frame}) with
+        one job; returns per group frames reading the checkpoint, and the
+        number of rows."""
+        kinds = (STATE, NEXT)  # a group's rows carry its own kind in the pack
+        pack, rows = self._checkpoint(self._union([self.layout.part(n, kind, f)
+                                                   for kind, group in zip(kinds, groups)
+                                                   for n, f in group.items()]))
+        found = [{n: self.layout.extract(pack, n, kind) for n in group} for kind, group in zip(kinds, groups)]
+        return found, rows
 
     # ---------------------------------------------------------------- partitioning
     def _narrow(self, frame: DataFrame) -> DataFrame:
@@ -311,9 +358,9 @@ class TickLoop:
         return checkpoint, rows
 
     def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, current: dict,
-              previous: DataFrame | None, state: LoopState) -> DataFrame:
+              previous: DataFrame | None, state: LoopState) -> tuple[DataFrame, int]:
         """Everything that crosses the tick boundary, materialised with one job:
-        the final state (S), facts for the next tick (N), messages (M)."""
+        the final state (S), facts for the next tick (N), messages (M); and its rows."""
         parts = ([start] if start is not None else []) + derived_parts
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
@@ -333,5 +380,4 @@ class TickLoop:
         if not parts:
             parts.append(self.layout.part(next(iter(self.layout.names)), STATE,
                                           self._empty(next(iter(self.layout.names)))))
-        pack, _ = self._checkpoint(self.layout.distinct(self._union(parts), self.partitions))
-        return pack
+        return self._checkpoint(self.layout.distinct(self._union(parts), self.partitions))
