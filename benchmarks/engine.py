@@ -21,6 +21,10 @@ else there (the JVM's standard output is sent to standard error). Every line has
   largest size's median tick to the smallest's (target <= 3);
 - "tick_creep": broadcast at 30 nodes for 200 ticks (keep_history=False): median of the
   last ticks over the median of ticks 5..15 (target <= 1.3);
+- "growing_graph": benchmarks/programs/growing_graph_bench.ded, a transitive closure kept up
+  to date while a seeded random graph gets new edges every tick: per-tick seconds, facts
+  and rules evaluated on new facts only; the median of late ticks over early ones, beside
+  the ratio of their facts (the state the ticks work on);
 - "transitive_closure": a seeded random graph (2 edges per node), three ways: the engine
   (benchmarks/programs/transitive_closure_bench.ded, 1 tick), a hand-written PySpark
   semi-naive loop, DuckDB's recursive CTE; each with a time limit, a timeout reported as
@@ -225,7 +229,8 @@ def run_program(spark, jobs: Jobs, program, ticks: int, edb: dict, label: str, b
         ids = jobs.ids(f"{label}-t{s.tick}")
         stages, tasks = jobs.work(ids)
         per_tick.append({"tick": s.tick, "seconds": round(s.seconds, 4), "jobs": len(ids), "stages": stages,
-                         "tasks": tasks, "iterations": s.iterations})
+                         "tasks": tasks, "iterations": s.iterations,
+                         "facts": s.facts, "incremental": s.incremental})
     return box.get("run"), per_tick, total, status
 
 
@@ -365,7 +370,30 @@ def tick_creep(spark, jobs, floor_seconds, nodes, ticks, early, late, edb_mode, 
          per_tick_jobs=[t["jobs"] for t in per_tick])
 
 
-# ------------------------------------------------------------------ 6. transitive closure
+# ------------------------------------------------------------------ 6. a growing graph
+def growing_graph(spark, jobs, nodes, per_tick_edges, ticks, early, late, seed, budget):
+    """Transitive closure over a graph that grows by `per_tick_edges` edges a tick."""
+    from sparkdedalus import Program
+
+    program = Program.from_files(str(PROGRAMS / "growing_graph_bench.ded"))
+    edges = random_graph(nodes, per_tick_edges * ticks, seed)
+    random.Random(seed).shuffle(edges)
+    rows = [("g", x, y, 1 + i // per_tick_edges) for i, (x, y) in enumerate(edges)]
+    edb = {"edge_at": frame(spark, rows, "g string, src bigint, dst bigint, at bigint")}
+    _, per_tick, total, status = run_program(spark, jobs, program, ticks, edb, "grow", budget)
+    facts = {t["tick"]: t["facts"] for t in per_tick}
+    early_median, late_median = median(window(per_tick, *early)), median(window(per_tick, *late))
+    emit("growing_graph", status=status, nodes=nodes, edges_per_tick=per_tick_edges, ticks_requested=ticks,
+         ticks_done=per_tick[-1]["tick"] if per_tick else 0, early_ticks=list(early), late_ticks=list(late),
+         early_seconds_median=early_median, late_seconds_median=late_median,
+         ratio=ratio(late_median, early_median),
+         facts_at_early_end=facts.get(early[1]), facts_at_late_end=facts.get(late[1]),
+         facts_ratio=ratio(facts.get(late[1]), facts.get(early[1])),
+         incremental_rules_per_tick=[t["incremental"] for t in per_tick],
+         total_seconds=round(total, 3), per_tick_seconds=[t["seconds"] for t in per_tick])
+
+
+# ------------------------------------------------------------------ 7. transitive closure
 def random_graph(nodes: int, edges: int, seed: int) -> list:
     rng = random.Random(seed)
     return sorted({(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(edges)})
@@ -518,8 +546,9 @@ def transitive_closure(spark, jobs, sizes, seed, limit):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default="floor,2pc,broadcast,creep,tc",
-                        help="comma-separated subset of floor,2pc,broadcast,creep,tc (the floor is always measured)")
+    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc",
+                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc "
+                             "(the floor is always measured)")
     parser.add_argument("--tc-limit", type=float, default=None, help="time limit per transitive-closure run (s)")
     parser.add_argument("--run-budget", type=float, default=None,
                         help="seconds after which an engine run starts no new tick (partial results are reported)")
@@ -532,10 +561,11 @@ def main(argv=None) -> int:
 
     if args.quick:  # a smoke test: every measurement, tiny sizes
         sizes = dict(floor_reps=3, floor_warmup=1, tpc=(4, 3, 3, 2), bc_sizes=[3, 30], bc_ticks=3, bc_from=2,
-                     creep=(30, 6, (2, 3), (5, 6)), tc=[(50, 100)], tc_limit=120, run_budget=300)
+                     creep=(30, 6, (2, 3), (5, 6)), growth=(50, 5, 6, (2, 3), (5, 6)), tc=[(50, 100)],
+                     tc_limit=120, run_budget=300)
     else:
         sizes = dict(floor_reps=20, floor_warmup=5, tpc=(100, 5, 30, 5), bc_sizes=[3, 30, 300, 3000], bc_ticks=12,
-                     bc_from=5, creep=(30, 200, (5, 15), (190, 200)),
+                     bc_from=5, creep=(30, 200, (5, 15), (190, 200)), growth=(3000, 25, 60, (5, 15), (50, 60)),
                      tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600)
     if args.tc_limit is not None:
         sizes["tc_limit"] = args.tc_limit
@@ -567,6 +597,7 @@ def main(argv=None) -> int:
         ("broadcast", lambda: broadcast_sizes(spark, jobs, floor_seconds, sizes["bc_sizes"], sizes["bc_ticks"],
                                               sizes["bc_from"], args.edb_as, budget / 2)),
         ("creep", lambda: tick_creep(spark, jobs, floor_seconds, *sizes["creep"], args.edb_as, 2.5 * budget)),
+        ("growth", lambda: growing_graph(spark, jobs, *sizes["growth"], seed=5, budget=2 * budget)),
         ("tc", lambda: transitive_closure(spark, jobs, sizes["tc"], seed=4, limit=sizes["tc_limit"])),
     ]
     failed = 0
