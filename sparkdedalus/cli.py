@@ -28,10 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = commands.add_parser("check", help="check programs; exit 1 with diagnostics when invalid")
-    check.add_argument("files", nargs="+", metavar="FILE")
-    check.add_argument("--strict", action="store_true", help="global observer rules are errors, not warnings")
-    check.set_defaults(handler=_check)
+    add_check_arguments(commands.add_parser("check", help="check programs; exit 1 with diagnostics when invalid"))
 
     fmt = commands.add_parser("fmt", help="print files in canonical format")
     fmt.add_argument("files", nargs="+", metavar="FILE")
@@ -52,6 +49,13 @@ def _parser() -> argparse.ArgumentParser:
     from sparkdedalus.diagram_command import add_diagram_parser
     add_diagram_parser(commands)
     return parser
+
+
+def add_check_arguments(check) -> None:
+    """The arguments and handler of `check` (also jobs/check_program.py)."""
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("--strict", action="store_true", help="global observer rules are errors, not warnings")
+    check.set_defaults(handler=_check)
 
 
 def _load(args):
@@ -105,7 +109,12 @@ def _explain(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    return dispatch(_parser().parse_args(argv))
+
+
+def dispatch(args) -> int:
+    """Call `args.handler(args)`: program and data errors become messages and
+    exit 1 (a traceback only with `args.debug`)."""
     try:
         return args.handler(args)
     except DiagnosticError as exc:

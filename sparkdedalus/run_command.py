@@ -30,8 +30,19 @@ class UsageError(Exception):
 def add_run_parser(commands) -> None:
     """Add the `run` subcommand to the CLI's subparsers."""
     run = commands.add_parser("run", help="run a program and print the facts of one tick as JSON")
+    add_run_arguments(run)
+    run.set_defaults(handler=handle_run)
+
+
+def add_run_arguments(run, session_options: bool = True) -> None:
+    """The options of `run`. Without `session_options` (a spark-submit job,
+    jobs/run_program.py): no --engine, --master, --remote or --verbose, and
+    --store is required."""
     run.add_argument("files", nargs="+", metavar="FILE")
-    run.add_argument("--engine", default="spark", help="spark (default) or reference")
+    if session_options:
+        run.add_argument("--engine", default="spark", help="spark (default) or reference")
+    else:
+        run.set_defaults(engine="spark")
     run.add_argument("--ticks", metavar="N", help="run ticks 1..N (required)")
     run.add_argument("--format", default="json", help="output format: json (default), table or csv")
     run.add_argument("--relations", metavar="A,B", help="relations to print (default: the program's outputs)")
@@ -40,20 +51,24 @@ def add_run_parser(commands) -> None:
     run.add_argument("--network", metavar="SPEC", default="",
                      help="e.g. 'delay=uniform(1,3),omit=a>b@2,crash=b@3' (default: every message arrives at t+1)")
     run.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
-    run.add_argument("--master", metavar="URL", default="local[2]",
-                     help="Spark master for the session the run creates (default local[2])")
-    run.add_argument("--remote", metavar="URL", help="use Spark Connect at URL (e.g. sc://host:15002 or local[2])")
+    if session_options:
+        run.add_argument("--master", metavar="URL", default="local[2]",
+                         help="Spark master for the session the run creates (default local[2])")
+        run.add_argument("--remote", metavar="URL", help="use Spark Connect at URL (e.g. sc://host:15002 or local[2])")
     run.add_argument("--stats", metavar="FILE", help="write run statistics as JSON to FILE")
-    run.add_argument("--store", metavar="PATH", help="commit every tick to the run directory PATH (Delta tables)")
+    run.add_argument("--store", metavar="PATH", required=not session_options,
+                     help="commit every tick to the run directory PATH (Delta tables)")
     run.add_argument("--resume", action="store_true", help="continue the run stored in --store from its last tick")
     run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    run.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
+    if session_options:
+        run.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
     run.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
-    run.set_defaults(handler=handle_run)
 
 
-def handle_run(args) -> int:
+def handle_run(args, new_session=None) -> int:
+    """`run`; `new_session(args)` makes the Spark engine's session (default: the
+    one --master or --remote asks for)."""
     try:
         _check_options(args)
     except UsageError as exc:
@@ -69,7 +84,7 @@ def handle_run(args) -> int:
         return 2
     if args.engine == "spark":
         from sparkdedalus.spark.command import run_spark
-        return run_spark(program, args)
+        return run_spark(program, args, new_session)
     return _run_reference(program, args)
 
 

@@ -70,14 +70,16 @@ class _JobCounter:
         return len(self.tracker.getJobIdsForGroup("sparkdedalus"))
 
 
-def run_spark(program, args) -> int:
+def run_spark(program, args, new_session=None) -> int:
+    """Run with the Spark engine in the session `new_session(args)` returns
+    (default: a local or Spark Connect one, from --master and --remote)."""
     from sparkdedalus.spark.engine import Engine
     from sparkdedalus.spark.progress import TickProgress
 
     started = time.perf_counter()
     if args.store:
         _check_store(args)
-    spark = _session(args)
+    spark = (new_session or _session)(args)
     jobs = _JobCounter(spark)
     per_tick_jobs: list = []
     last = [jobs.count() or 0]
