@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.program import Program, Rule
-from sparkdedalus.spark.expressions import SPARK_TYPES, expr_type, sql_comparison, sql_expr
+from sparkdedalus.spark.expressions import SPARK_TYPES, expr_type, sql_comparison, sql_expr, sql_literal
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
@@ -134,27 +134,28 @@ class RulePlan:
 
     # ---------------------------------------------------------------- plan building
     def _atom_frame(self, frame: DataFrame, atom: ast.Atom, tick: int) -> DataFrame:
-        """Relation frame -> frame of the atom's variables, constants filtered."""
+        """Relation frame -> frame of the atom's variables, constants filtered.
+        SQL text rather than Column objects: one py4j call per expression."""
         selected: dict[str, str] = {}
         conditions = []
         for i, arg in enumerate(atom.args):
             col = f"c{i}"
             if isinstance(arg, ast.Const):
-                conditions.append(F.col(col) == F.lit(arg.value))
+                conditions.append(f"`{col}` = {sql_literal(arg.value)}")
             elif arg.name in selected:
-                conditions.append(F.col(col) == F.col(selected[arg.name]))
+                conditions.append(f"`{col}` = `{selected[arg.name]}`")
             else:
                 selected[arg.name] = col
-        for cond in conditions:
-            frame = frame.where(cond)
-        frame = frame.select(*[F.col(c).alias(self.columns[v]) for v, c in selected.items()])
+        if conditions:
+            frame = frame.where(" AND ".join(conditions))
+        columns = [f"`{c}` AS `{self.columns[v]}`" for v, c in selected.items()]
         if isinstance(atom.time, ast.VarTime):
             name = atom.time.var.name
             if name in selected:
-                frame = frame.where(F.col(self.columns[name]) == F.lit(tick))
+                frame = frame.where(f"`{selected[name]}` = {tick}L")
             else:
-                frame = frame.withColumn(self.columns[name], F.lit(tick).cast("bigint"))
-        return frame
+                columns.append(f"{tick}L AS `{self.columns[name]}`")
+        return frame.selectExpr(*columns)
 
     def bindings(self, read, tick: int, narrow=_unchanged) -> DataFrame:
         """The frame of all variable bindings that satisfy the body. `narrow` is
@@ -171,11 +172,11 @@ class RulePlan:
                 else:
                     frame = narrow(frame.crossJoin(part.hint(CROSS_JOIN_HINT)))
             elif step.kind == "filter":
-                frame = frame.where(F.expr(sql_comparison(step.payload, self.columns, self.types)))
+                frame = frame.where(sql_comparison(step.payload, self.columns, self.types))
             elif step.kind == "assign":
                 column, source = step.payload
-                frame = frame.withColumn(column, F.expr(sql_expr(source, self.columns, self.types)))
-                frame = frame.where(F.col(column).isNotNull())
+                frame = frame.selectExpr("*", f"{sql_expr(source, self.columns, self.types)} AS `{column}`")
+                frame = frame.where(f"`{column}` IS NOT NULL")
             elif step.kind == "function":
                 frame = self._function(frame, *step.payload)
             elif step.kind == "anti":
@@ -197,30 +198,33 @@ class RulePlan:
     def _anti(self, frame: DataFrame, atom: ast.Atom, read, tick: int) -> DataFrame:
         negated = read(atom, None)
         keys: dict[str, str] = {}
+        conditions = []
         for i, arg in enumerate(atom.args):
             col = f"c{i}"
             if isinstance(arg, ast.Const):
-                negated = negated.where(F.col(col) == F.lit(arg.value))
+                conditions.append(f"`{col}` = {sql_literal(arg.value)}")
             elif is_wildcard(arg):
                 continue
             elif arg.name in keys:
-                negated = negated.where(F.col(col) == F.col(keys[arg.name]))
+                conditions.append(f"`{col}` = `{keys[arg.name]}`")
             else:
                 keys[arg.name] = col
+        columns = {v: f"`{c}`" for v, c in keys.items()}
         if isinstance(atom.time, ast.VarTime):
             # `notin r(..)@T`: a match needs T to be the current tick
             name = atom.time.var.name
             if name in keys:  # T is also an argument: that column must hold the tick
-                negated = negated.where(F.col(keys[name]) == F.lit(tick))
+                conditions.append(f"`{keys[name]}` = {tick}L")
             else:
-                negated = negated.withColumn("__now", F.lit(tick).cast("bigint"))
-                keys[name] = "__now"
-        names = list(keys)
-        negated = negated.select(*[F.col(keys[v]).alias(self.columns[v]) for v in names])
+                columns[name] = f"{tick}L"
+        if conditions:
+            negated = negated.where(" AND ".join(conditions))
+        names = list(columns)
         if not names:  # an equi-join on a constant: no nested-loop join, no broadcast
-            negated = negated.select(F.lit(1).alias("__any")).distinct()
-            return frame.withColumn("__any", F.lit(1)).join(negated.hint(JOIN_HINT), on="__any",
-                                                            how="left_anti").drop("__any")
+            negated = negated.selectExpr("1 AS __any").distinct()
+            return frame.selectExpr("*", "1 AS __any").join(negated.hint(JOIN_HINT), on="__any",
+                                                           how="left_anti").drop("__any")
+        negated = negated.selectExpr(*[f"{columns[v]} AS `{self.columns[v]}`" for v in names])
         return frame.join(negated.hint(JOIN_HINT), on=[self.columns[v] for v in names], how="left_anti")
 
     def _choose(self, frame: DataFrame, choose: ast.Choose) -> DataFrame:
@@ -244,20 +248,20 @@ class RulePlan:
         head = self.rule.head
         types = self.program.relations[head.name].types
         out = relation_columns(head.arity)
-        sender = []
+        sender = []  # SQL text of the sender column of an @async rule
         if self.rule.delivery == "async":
-            location = self.positive[0].args[0]
-            sender = [F.expr(sql_expr(location, self.columns, self.types)).cast("string").alias(SOURCE_COLUMN)]
+            location = sql_expr(self.positive[0].args[0], self.columns, self.types)
+            sender = [f"CAST({location} AS STRING) AS `{SOURCE_COLUMN}`"]
         if not self.rule.is_aggregate:
-            cols = [F.expr(sql_expr(arg, self.columns, self.types)).cast(SPARK_TYPES[t]).alias(c)
+            cols = [f"CAST({sql_expr(arg, self.columns, self.types)} AS {SPARK_TYPES[t]}) AS `{c}`"
                     for arg, t, c in zip(head.args, types, out)]
-            result = frame.select(*cols, *sender)
+            result = frame.selectExpr(*cols, *sender)
         else:
-            groups = [F.expr(sql_expr(arg, self.columns, self.types)).alias(c)
+            groups = [f"{sql_expr(arg, self.columns, self.types)} AS `{c}`"
                       for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + sender
             aggs = [F.expr(self._aggregate_sql(arg)).alias(c)
                     for arg, c in zip(head.args, out) if isinstance(arg, ast.Aggregate)]
-            grouped = frame.select(*groups, *[F.col(c) for c in self.columns.values()])
+            grouped = frame.selectExpr(*groups, *[f"`{c}`" for c in self.columns.values()])
             keys = [c for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)]
             result = grouped.groupBy(*keys).agg(*aggs)
             if sender:
@@ -265,8 +269,8 @@ class RulePlan:
                 senders = grouped.select(*keys, SOURCE_COLUMN).distinct()
                 result = narrow(result.join(senders.hint(JOIN_HINT), on=keys) if keys
                                 else result.crossJoin(senders.hint(CROSS_JOIN_HINT)))
-            result = result.select(*[F.col(c).cast(SPARK_TYPES[t]).alias(c) for c, t in zip(out, types)],
-                                    *([F.col(SOURCE_COLUMN)] if sender else []))
+            result = result.selectExpr(*[f"CAST(`{c}` AS {SPARK_TYPES[t]}) AS `{c}`" for c, t in zip(out, types)],
+                                       *([f"`{SOURCE_COLUMN}`"] if sender else []))
         return result.where(" AND ".join(f"`{c}` IS NOT NULL" for c in out))
 
     def _aggregate_sql(self, agg: ast.Aggregate) -> str:

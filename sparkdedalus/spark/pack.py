@@ -40,7 +40,9 @@ class Layout:
     def part(self, name: str, kind: str, frame: DataFrame, sent=None, arrival=None, source=None) -> DataFrame:
         """A relation's frame (c0..) as pack rows of the given kind, with the
         full pack schema (other relations' slots NULL). `sent`, `arrival`,
-        `source` are SQL expressions over the frame's columns."""
+        `source` are SQL expressions over the frame's columns. The row is built
+        as one struct expression and expanded: two py4j calls whatever the
+        number of relations (a list of expressions costs one per element)."""
         slot = self.slot[name]
         fields = self.schemas[name].fieldNames()
         exprs = [f"'{name}' AS __rel", f"'{kind}' AS __kind",
@@ -52,7 +54,7 @@ class Layout:
                 exprs.append(f"struct({', '.join(f'`{c}`' for c in fields)}) AS {slot}")
             else:
                 exprs.append(f"CAST(NULL AS {self.schemas[other].simpleString()}) AS {self.slot[other]}")
-        return frame.selectExpr(*exprs)
+        return frame.selectExpr(f"struct({', '.join(exprs)}) AS __row").select("__row.*")
 
     def relabel(self, pack: DataFrame, condition: str, kind: str = STATE) -> DataFrame:
         """The rows of `pack` meeting the SQL `condition`, as rows of `kind`
@@ -74,7 +76,7 @@ class Layout:
 
     def extract(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:
         """The rows of one relation and kind, as columns c0..cn-1."""
-        return pack.where((F.col("__rel") == name) & (F.col("__kind") == kind)).select(f"{self.slot[name]}.*")
+        return pack.where(f"__rel = '{name}' AND __kind = '{kind}'").select(f"{self.slot[name]}.*")
 
 
 def _spark_type(dialect_type: str):
