@@ -23,8 +23,16 @@ class UserError(Exception):
     """A one-line error about options or data (exit 1)."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (exit 2); its
+    subcommands' parsers are of the same class."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sparkdedalus", description="Dedalus on Spark")
+    parser = OneLineParser(prog="sparkdedalus", description="Dedalus on Spark")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -14,19 +14,12 @@ from __future__ import annotations
 
 import argparse
 
-from sparkdedalus.cli import add_check_arguments, dispatch
+from sparkdedalus.cli import OneLineParser, add_check_arguments, dispatch
 from sparkdedalus.run_command import add_run_arguments, handle_run
 
 
-class _JobParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line (exit 2)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _parser(job: str, description: str, example: str) -> _JobParser:
-    parser = _JobParser(prog=job, description=description, epilog=f"example (docs/cluster.md):\n  {example}",
+def _parser(job: str, description: str, example: str) -> OneLineParser:
+    parser = OneLineParser(prog=job, description=description, epilog=f"example (docs/cluster.md):\n  {example}",
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser

@@ -91,10 +91,17 @@ def test_check_missing_file(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-def test_usage_error_exits_2(capsys):
+@pytest.mark.parametrize("argv, message", [
+    (["check"], "sparkdedalus check: error: the following arguments are required: FILE"),
+    (["frob"], "sparkdedalus: error: argument COMMAND: invalid choice: 'frob'"),
+    (["run", "x.ded", "--bogus"], "sparkdedalus: error: unrecognized arguments: --bogus"),
+])
+def test_usage_error_is_one_line_exit_2(capsys, argv, message):
     with pytest.raises(SystemExit) as info:
-        cli.main(["check"])
+        cli.main(argv)
     assert info.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(message) and line.endswith("(see --help)")
 
 
 # ---------------------------------------------------------------- fmt

@@ -44,14 +44,14 @@ def test_usage_errors_are_one_line_exit_2():
     broadcast = os.path.join(EXAMPLES, "broadcast.ded")
     cases = {
         ("run_program.py", broadcast, "--ticks", "3", "--store", "x", "--bogus"):
-            "run_program.py: error: unrecognized arguments: --bogus\n",
+            "run_program.py: error: unrecognized arguments: --bogus (see --help)\n",
         ("run_program.py", broadcast, "--ticks", "3"):
-            "run_program.py: error: the following arguments are required: --store\n",
+            "run_program.py: error: the following arguments are required: --store (see --help)\n",
         ("run_program.py", broadcast, "--ticks", "0", "--store", "x"):
             "sparkdedalus: error: --ticks: expected an integer >= 1, got 0\n",
         ("run_program.py", broadcast, "--ticks", "3", "--store", "x", "--network", "delay=never"):
             None,  # the network parser's own message, checked for shape only
-        ("check_program.py",): "check_program.py: error: the following arguments are required: FILE\n",
+        ("check_program.py",): "check_program.py: error: the following arguments are required: FILE (see --help)\n",
     }
     for (name, *args), message in cases.items():
         code, out, err, pyspark = job(name, *args)
