@@ -16,14 +16,15 @@ from sparkdedalus import Program  # noqa: E402
 from sparkdedalus.spark.session import local_session  # noqa: E402
 
 
-def connect_session():
+def connect_session(delta: bool = False):
     """A Spark Connect client of a server started in this process on a free
-    port (what `remote("local[2]")` does, but not tied to port 15002)."""
+    port (what `remote("local[2]")` does, but not tied to port 15002); with
+    `delta` the server has Delta Lake."""
     from pyspark.sql.connect.session import SparkSession as ConnectSession
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    local_session(delta=False, extra_conf={"spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
+    local_session(delta=delta, extra_conf={"spark.plugins": "org.apache.spark.sql.connect.SparkConnectPlugin",
                                            "spark.connect.grpc.binding.port": str(port),
                                            "spark.sql.adaptive.enabled": "false"})
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # as remote("local") does: functions build Connect columns

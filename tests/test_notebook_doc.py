@@ -2,11 +2,14 @@
 namespace holding the test session's `spark`, in a fresh directory."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "notebook.md"
+CONNECT_DRIVER = Path(__file__).resolve().parent / "notebook_connect_driver.py"
 
 pytestmark = pytest.mark.spark
 
@@ -35,4 +38,15 @@ def test_the_notebook_runs_top_to_bottom(spark, tmp_path, monkeypatch):
     # ...and left as it was, but for what Delta Lake's own writes record in the session
     assert {k: v for k, v in settings.items() if after.get(k) != v and k not in DELTA_WRITE_SETTINGS} == {}
     assert set(after) - set(settings) <= DELTA_WRITE_SETTINGS
+    assert (tmp_path / "runs" / "notebook" / "manifest.json").exists()
+
+
+@pytest.mark.connect
+def test_the_notebook_runs_on_spark_connect(tmp_path):
+    done = subprocess.run([sys.executable, str(CONNECT_DRIVER), str(tmp_path)], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ran = [line for line in done.stdout.splitlines() if line.startswith("cell ")]
+    assert len(ran) == len(python_cells(NOTEBOOK.read_text()))
+    assert all(line.endswith("on pyspark.sql.connect.session") for line in ran), ran
     assert (tmp_path / "runs" / "notebook" / "manifest.json").exists()
