@@ -133,29 +133,37 @@ class RulePlan:
         return others
 
     # ---------------------------------------------------------------- plan building
-    def _atom_frame(self, frame: DataFrame, atom: ast.Atom, tick: int) -> DataFrame:
-        """Relation frame -> frame of the atom's variables, constants filtered.
+    def _match(self, atom: ast.Atom, tick: int, skip_wildcards: bool = False) -> tuple[dict, list]:
+        """How a relation frame matches `atom`: {variable: SQL of its value}
+        (a column, or the tick for `@T` when T is not an argument) and SQL
+        conditions (constants, repeated variables, `@T` against the tick).
         SQL text rather than Column objects: one py4j call per expression."""
-        selected: dict[str, str] = {}
+        values: dict[str, str] = {}
         conditions = []
         for i, arg in enumerate(atom.args):
-            col = f"c{i}"
+            col = f"`c{i}`"
             if isinstance(arg, ast.Const):
-                conditions.append(f"`{col}` = {sql_literal(arg.value)}")
-            elif arg.name in selected:
-                conditions.append(f"`{col}` = `{selected[arg.name]}`")
+                conditions.append(f"{col} = {sql_literal(arg.value)}")
+            elif skip_wildcards and is_wildcard(arg):
+                continue
+            elif arg.name in values:
+                conditions.append(f"{col} = {values[arg.name]}")
             else:
-                selected[arg.name] = col
-        if conditions:
-            frame = frame.where(" AND ".join(conditions))
-        columns = [f"`{c}` AS `{self.columns[v]}`" for v, c in selected.items()]
+                values[arg.name] = col
         if isinstance(atom.time, ast.VarTime):
             name = atom.time.var.name
-            if name in selected:
-                frame = frame.where(f"`{selected[name]}` = {tick}L")
+            if name in values:  # T is also an argument: that column must hold the tick
+                conditions.append(f"{values[name]} = {tick}L")
             else:
-                columns.append(f"{tick}L AS `{self.columns[name]}`")
-        return frame.selectExpr(*columns)
+                values[name] = f"{tick}L"
+        return values, conditions
+
+    def _atom_frame(self, frame: DataFrame, atom: ast.Atom, tick: int) -> DataFrame:
+        """Relation frame -> frame of the atom's variables, constants filtered."""
+        values, conditions = self._match(atom, tick)
+        if conditions:
+            frame = frame.where(" AND ".join(conditions))
+        return frame.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()])
 
     def bindings(self, read, tick: int, narrow=_unchanged) -> DataFrame:
         """The frame of all variable bindings that satisfy the body. `narrow` is
@@ -196,36 +204,18 @@ class RulePlan:
         return frame
 
     def _anti(self, frame: DataFrame, atom: ast.Atom, read, tick: int) -> DataFrame:
+        """`notin atom`: a left anti join on the atom's variables (`notin r(..)@T`
+        matches only when T is the current tick)."""
+        values, conditions = self._match(atom, tick, skip_wildcards=True)
         negated = read(atom, None)
-        keys: dict[str, str] = {}
-        conditions = []
-        for i, arg in enumerate(atom.args):
-            col = f"c{i}"
-            if isinstance(arg, ast.Const):
-                conditions.append(f"`{col}` = {sql_literal(arg.value)}")
-            elif is_wildcard(arg):
-                continue
-            elif arg.name in keys:
-                conditions.append(f"`{col}` = `{keys[arg.name]}`")
-            else:
-                keys[arg.name] = col
-        columns = {v: f"`{c}`" for v, c in keys.items()}
-        if isinstance(atom.time, ast.VarTime):
-            # `notin r(..)@T`: a match needs T to be the current tick
-            name = atom.time.var.name
-            if name in keys:  # T is also an argument: that column must hold the tick
-                conditions.append(f"`{keys[name]}` = {tick}L")
-            else:
-                columns[name] = f"{tick}L"
         if conditions:
             negated = negated.where(" AND ".join(conditions))
-        names = list(columns)
-        if not names:  # an equi-join on a constant: no nested-loop join, no broadcast
+        if not values:  # an equi-join on a constant: no nested-loop join, no broadcast
             negated = negated.selectExpr("1 AS __any").distinct()
             return frame.selectExpr("*", "1 AS __any").join(negated.hint(JOIN_HINT), on="__any",
                                                            how="left_anti").drop("__any")
-        negated = negated.selectExpr(*[f"{columns[v]} AS `{self.columns[v]}`" for v in names])
-        return frame.join(negated.hint(JOIN_HINT), on=[self.columns[v] for v in names], how="left_anti")
+        negated = negated.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()])
+        return frame.join(negated.hint(JOIN_HINT), on=[self.columns[v] for v in values], how="left_anti")
 
     def _choose(self, frame: DataFrame, choose: ast.Choose) -> DataFrame:
         keys = [self.columns[v.name] for v in choose.keys]

@@ -94,7 +94,6 @@ class TickLoop:
         self.network = network or Network()
         self.layout = Layout(program.relations)
         self._empties: dict = {}
-        self._incremental = 0  # rules of the current tick evaluated on new facts only
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
         growing = growing_relations(program, frozenset(self.stamped))
         self.carried = carried_relations(program, growing)
@@ -189,7 +188,6 @@ class TickLoop:
     # ---------------------------------------------------------------- one tick
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
-        self._incremental = 0
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         iterations = 0
@@ -226,7 +224,8 @@ class TickLoop:
                 if n in news_before:
                     news[n] = self._union([news_before[n], fresh])
         pack, facts = self._pack(tick, start, stratum_packs, current, previous, state)
-        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, self._incremental))
+        incremental = len(self.differential) if news is not None else 0  # each is derived once a tick
+        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
@@ -278,7 +277,6 @@ class TickLoop:
             return plan.evaluate(self._reader(current, tick, state), tick, self._narrow)
         frames = [plan.evaluate(self._reader(current, tick, state, delta=(i, news)), tick, self._narrow)
                   for i, atom in enumerate(plan.positive) if atom.name in news]
-        self._incremental += 1
         return self._union(frames) if frames else None
 
     def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
