@@ -41,8 +41,8 @@ def add_run_arguments(run, session_options: bool = True) -> None:
     run.add_argument("files", nargs="+", metavar="FILE")
     if session_options:
         run.add_argument("--engine", default="spark", help="spark (default) or reference")
-    else:
-        run.set_defaults(engine="spark")
+    else:  # the job's session is spark-submit's: these options have fixed values
+        run.set_defaults(engine="spark", master=None, remote=None, verbose=False)
     run.add_argument("--ticks", metavar="N", help="run ticks 1..N (required)")
     run.add_argument("--format", default="json", help="output format: json (default), table or csv")
     run.add_argument("--relations", metavar="A,B", help="relations to print (default: the program's outputs)")

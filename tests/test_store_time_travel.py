@@ -33,6 +33,7 @@ def test_broadcast_time_travel_with_spark_delta(spark, tmp_path):
     assert run.store.writer == "spark-delta" and read.last_tick(path) == ticks
     assert store_differences(path, trace, range(1, ticks + 1)) == []
     check_spark_readers(run, trace, (2, 5))
+    assert read.relation_history(path, "log", 2, 5) == {t: expected_facts(trace, t)["log"] for t in range(2, 6)}
     assert run.facts(3, relations=["log"]) == {"log": expected_facts(trace, 3)["log"]}  # not in memory: the store
     log = spark.read.format("delta").load(os.path.join(path, "log"))
     assert log.columns[:2] == ["loc", "c1"]

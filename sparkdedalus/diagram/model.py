@@ -78,8 +78,8 @@ def from_store(path: str, relation: str | None = None, first: int | None = None,
         seen += [message.src, message.row[0]]
     facts = {}
     if relation is not None:
-        for tick in range(first, min(_end(last, messages), horizon) + 1):
-            for row in read.relation_rows(path, relation, tick):
+        for tick, rows in read.relation_history(path, relation, first, min(_end(last, messages), horizon)).items():
+            for row in rows:
                 facts.setdefault((spark_string(row[0]), tick), []).append(row[1:])
     return Diagram(node_order(seen), first, last, horizon, messages, MappingProxyType(dict(network.crashes)),
                    relation, MappingProxyType({k: tuple(sorted(v, key=sort_key)) for k, v in facts.items()}))

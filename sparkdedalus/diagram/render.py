@@ -25,6 +25,7 @@ import math
 import xml.etree.ElementTree as ET
 
 from sparkdedalus.diagram.model import Diagram
+from sparkdedalus.syntax.printer import format_const
 from udfs.registry import spark_string
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -58,13 +59,8 @@ text {{ font: 12px sans-serif; fill: #222; }}
 """
 
 
-def value_text(value) -> str:
-    """A value as the dialect writes it: "hi", 3, true."""
-    return json.dumps(value, ensure_ascii=False)
-
-
 def atom_text(relation: str, row: tuple) -> str:
-    return f"{relation}({', '.join(value_text(v) for v in row)})"
+    return f"{relation}({', '.join(format_const(v) for v in row)})"
 
 
 def _n(value: float) -> str:
@@ -190,7 +186,7 @@ def _facts(root: ET.Element, canvas: _Canvas) -> None:
     group = _add(root, "g", class_="all-facts")
     for (node, tick), rows in sorted(diagram.facts.items(), key=lambda item: (canvas.columns[item[0][0]], item[0][1])):
         x, y = canvas.x(node), canvas.y(tick)
-        listed = "\n".join("  " + _row_text(diagram.relation, row, value_text) for row in rows)
+        listed = "\n".join("  " + _row_text(diagram.relation, row, format_const) for row in rows)
         dot = _titled(group, f"{diagram.relation} at {node}, tick {tick} ({len(rows)} facts):\n{listed}",
                       class_="facts", data_node=node, data_tick=tick)
         _add(dot, "circle", cx=_n(x), cy=_n(y), r=4)
@@ -201,7 +197,7 @@ def _facts(root: ET.Element, canvas: _Canvas) -> None:
 
 
 def _plain(value) -> str:
-    return value if isinstance(value, str) else value_text(value)
+    return value if isinstance(value, str) else format_const(value)
 
 
 def _row_text(relation: str, row: tuple, show) -> str:

@@ -5,6 +5,7 @@
     read.relations("runs/r1")                      # ['bcast', 'log', 'node']
     read.relation("runs/r1", "log", tick=3)        # an Arrow table with the declared columns
     read.relation_rows("runs/r1", "log", tick=3)   # {('a', 'hi'), ...}
+    read.relation_history("runs/r1", "log", 1, 3)  # {1: {...}, 2: {...}, 3: {...}}
     read.facts("runs/r1", tick=3)                  # {relation: set of tuples}
     read.messages("runs/r1")                       # [Message(relation, row, src, send_tick, arrival)]
     read.locations("runs/r1")                      # {'a', 'b', ...}: every location of a fact
@@ -105,6 +106,29 @@ def relation(path: str, name: str, tick: int | None = None):
 def relation_rows(path: str, name: str, tick: int | None = None) -> set:
     """Relation `name` at `tick` as a set of tuples."""
     return _tuples(relation(path, name, tick))
+
+
+def relation_history(path: str, name: str, first: int, last: int) -> dict:
+    """{tick: set of tuples} of relation `name` at the end of each tick
+    `first`..`last`, from one query over its changes (not one per tick)."""
+    found = manifest(path)
+    _check(found, name)
+    first, last = _tick(found, first), _tick(found, last)
+    columns = found.relations[name].columns
+    changes = _row_list(_query(path, name, f"SELECT {_quoted(columns)}, {TICK}, {OP} FROM t "
+                                          f"WHERE {KIND} = '{STATE}' AND {TICK} <= {last}"))
+    changes.sort(key=lambda change: change[-2])
+    count: dict = {}
+    history = {}
+    position = 0
+    for tick in range(1, last + 1):
+        while position < len(changes) and changes[position][-2] == tick:
+            *row, _, op = changes[position]
+            count[tuple(row)] = count.get(tuple(row), 0) + op
+            position += 1
+        if tick >= first:
+            history[tick] = {row for row, n in count.items() if n > 0}
+    return history
 
 
 def facts(path: str, tick: int | None = None, relations=None) -> dict:
