@@ -5,9 +5,9 @@ value is derived by hand from the program text."""
 from __future__ import annotations
 
 from sparkdedalus import Program
-from sparkdedalus.analysis.dependencies import dependency_graph
+from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.analysis.roles import component_roles
-from sparkdedalus.analysis.stratification import temporal_cycles
+from sparkdedalus.checks.stratification import temporal_cycles
 from sparkdedalus.syntax.ast import Pos
 
 

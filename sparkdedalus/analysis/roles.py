@@ -25,8 +25,3 @@ def component_roles(program) -> list[ComponentRoles]:
         read = frozenset(a.name for r in rules for a in r.positive_atoms + r.negated_atoms)
         out.append(ComponentRoles(name, derived, read - derived, derived - read))
     return out
-
-
-def persisted_relations(rules) -> frozenset:
-    """Relations carried to the next tick by an identity `@next` rule."""
-    return frozenset(r.head.name for r in rules if r.persistence)

@@ -7,9 +7,8 @@ program with five mistakes gets five messages.
 
 from __future__ import annotations
 
-from sparkdedalus.analysis.dependencies import dependency_graph
-from sparkdedalus.analysis.roles import persisted_relations
-from sparkdedalus.analysis.stratification import stratify
+from sparkdedalus.checks.dependencies import dependency_graph
+from sparkdedalus.checks.stratification import stratify
 from sparkdedalus.checks.aggregates import check_aggregates
 from sparkdedalus.checks.arity import atom_occurrences, check_arities
 from sparkdedalus.checks.locations import check_locations
@@ -52,7 +51,7 @@ def build_program(loaded, strict: bool = False) -> Program:
     return Program(
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
         outputs=outputs, strata=strata, components=tuple(norm.components),
-        persisted=persisted_relations(norm.rules), warnings=tuple(sorted(_unique(diagnostics))),
+        persisted=frozenset(r.head.name for r in norm.rules if r.persistence), warnings=tuple(sorted(_unique(diagnostics))),
         sources=loaded.sources)
 
 

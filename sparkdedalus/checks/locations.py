@@ -24,10 +24,6 @@ def location_terms(rule: Rule) -> list[str]:
     return terms
 
 
-def is_local(rule: Rule) -> bool:
-    return len(location_terms(rule)) <= 1
-
-
 def check_locations(rules: list[Rule], strict: bool) -> list[Diagnostic]:
     found = []
     for rule in rules:

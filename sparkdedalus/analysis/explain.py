@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from sparkdedalus.analysis.dependencies import dependency_graph
+from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.analysis.roles import component_roles
-from sparkdedalus.analysis.stratification import temporal_cycles
+from sparkdedalus.checks.stratification import temporal_cycles
 
 
 def _names(items) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from sparkdedalus.analysis.dependencies import Edge, strongly_connected
+from sparkdedalus.checks.dependencies import Edge, strongly_connected
 from sparkdedalus.program import Stratum
 from sparkdedalus.syntax.diagnostics import Diagnostic
 
