@@ -103,7 +103,7 @@ def git_state() -> str:
 # ------------------------------------------------------------------ session and job counting
 def start_session(extra_conf: dict):
     """A classic local session; the JVM's stdout goes to our stderr, never to stdout."""
-    from sparkdedalus.spark.command import _jvm_stdout
+    from sparkdedalus.shell.run_spark import _jvm_stdout
     from sparkdedalus.spark.session import local_session
 
     with _jvm_stdout(verbose=True):  # verbose: JVM stdout -> stderr (not to a log file)

@@ -179,7 +179,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.ticks, args.storage_ticks = 5, 20
-    from sparkdedalus.spark.command import _jvm_stdout
+    from sparkdedalus.shell.run_spark import _jvm_stdout
     from sparkdedalus.spark.session import local_session
     root = tempfile.mkdtemp(prefix="store-bench-")
     load("start")

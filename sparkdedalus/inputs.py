@@ -1,4 +1,11 @@
-"""Rows of `.input` relations and of the `edb=` argument, checked and typed.
+"""`.input` files and `edb=` rows: where they are, what a valid row is, and
+the messages for bad ones, for both engines.
+
+The reference evaluator reads inputs with `read_inputs` below. The Spark engine
+(`sparkdedalus.spark.inputs`) reads them with Spark, using this module's path
+and format rules, CSV cell grammar (`INT_TEXT`, `FLOAT_TEXT`) and, for the first
+bad row it finds, `typed_record`'s message, so both engines accept the same rows
+and say the same thing about the others.
 
 `.input rel from "path" [format csv|json|parquet|delta]`: the path is relative to
 `inputs_dir` when given, else to the file holding the declaration; without a
@@ -15,7 +22,11 @@ stamps a row to that tick only (a row without one holds at every tick).
   (integer, number, boolean, string); a missing or null `tick` means every tick.
 - Parquet and Delta: read with pyarrow / deltalake, values checked as for JSON.
 
-A malformed row raises a one-line `ValueError` naming the file, the row and the column.
+A malformed row raises a one-line `InputError` (a `ValueError`) naming the file,
+the row and the column.
+
+>>> INT_TEXT.match("1_000") is not None, FLOAT_TEXT.match("1e") is None
+(True, True)
 """
 
 from __future__ import annotations
@@ -23,10 +34,20 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 
-from sparkdedalus.reference.values import EvaluationError, convert
+from sparkdedalus.errors import InputError
+from sparkdedalus.values import TypeMismatch, convert
 
 TICK = "tick"
+FORMATS = ("csv", "json", "parquet", "delta")
+
+# What a CSV cell of an int or double column may hold, after stripping blanks:
+# the grammars of Python's int() and float() (underscores between digits).
+_DIGITS = r"[0-9](_?[0-9])*"
+INT_TEXT = re.compile(rf"^[+-]?{_DIGITS}$")
+FLOAT_TEXT = re.compile(rf"^[+-]?(({_DIGITS})(\.({_DIGITS})?)?([eE][+-]?{_DIGITS})?|\.{_DIGITS}([eE][+-]?{_DIGITS})?"
+                        r"|(?i:inf|infinity|nan))$")
 
 
 def read_inputs(program, inputs_dir: str | None = None) -> list[tuple]:
@@ -34,16 +55,13 @@ def read_inputs(program, inputs_dir: str | None = None) -> list[tuple]:
     rows = []
     for decl in program.inputs:
         relation = program.relations[decl.name]
-        path = _resolve(decl.path, decl.pos.file, inputs_dir)
-        fmt = decl.format or _format_of(path)
+        path, fmt = locate(decl, inputs_dir)
         if fmt == "csv":
-            records = _csv_records(path, relation.columns)
+            records = csv_records(path, relation.columns)
         elif fmt == "json":
-            records = _json_records(path)
-        elif fmt in ("parquet", "delta"):
-            records = _arrow_records(path, fmt)
+            records = json_records(path)
         else:
-            raise ValueError(f"{path}: unknown input format '{fmt}' (csv, json, parquet or delta)")
+            records = _arrow_records(path, fmt)
         for number, record in enumerate(records, start=1):
             rows.append((decl.name,) + typed_record(record, relation, f"{path}: row {number}", text=fmt == "csv"))
     return rows
@@ -55,11 +73,11 @@ def edb_rows(program, edb: dict | None) -> list[tuple]:
     for name, tuples in (edb or {}).items():
         relation = program.relations.get(name)
         if relation is None:
-            raise ValueError(f"edb: unknown relation '{name}'")
+            raise InputError(f"edb: unknown relation '{name}'")
         for number, row in enumerate(tuples, start=1):
             where = f"edb '{name}': row {number}"
             if len(row) != relation.arity:
-                raise ValueError(f"{where}: {len(row)} values, '{name}' has {relation.arity} columns")
+                raise InputError(f"{where}: {len(row)} values, '{name}' has {relation.arity} columns")
             rows.append((name, None, tuple(_typed(v, t, where, c) for v, t, c in
                                           zip(row, relation.types, relation.columns))))
     return rows
@@ -69,19 +87,19 @@ def typed_record(record: dict, relation, where: str, text: bool) -> tuple:
     """(tick or None, row) from a record {column: value}."""
     unknown = [key for key in record if key not in relation.columns and key != TICK]
     if unknown:
-        raise ValueError(f"{where}: unknown column '{unknown[0]}' "
+        raise InputError(f"{where}: unknown column '{unknown[0]}' "
                          f"(columns of '{relation.name}': {', '.join(relation.columns)}, optional {TICK})")
     values = []
     for column, typ in zip(relation.columns, relation.types):
         if column not in record:
-            raise ValueError(f"{where}: column '{column}' is missing")
+            raise InputError(f"{where}: column '{column}' is missing")
         values.append(_parse_text(record[column], typ, where, column) if text
                       else _typed(record[column], typ, where, column))
     tick = record.get(TICK)
     if tick is not None and not (text and tick == ""):
         tick = _parse_text(tick, "int", where, TICK) if text else _typed(tick, "int", where, TICK)
         if tick < 1:
-            raise ValueError(f"{where}: column '{TICK}': ticks start at 1, got {tick}")
+            raise InputError(f"{where}: column '{TICK}': ticks start at 1, got {tick}")
     else:
         tick = None
     return tick, tuple(values)
@@ -90,63 +108,99 @@ def typed_record(record: dict, relation, where: str, text: bool) -> tuple:
 def _typed(value, typ: str, where: str, column: str):
     try:
         return convert(value, typ)
-    except EvaluationError:
-        raise ValueError(f"{where}: column '{column}': {value!r} is not a value of type {typ}") from None
+    except TypeMismatch:
+        raise InputError(f"{where}: column '{column}': {value!r} is not a value of type {typ}") from None
 
 
 def _parse_text(text: str, typ: str, where: str, column: str):
     """A CSV cell as a value of type `typ`."""
+    stripped = text.strip()
     try:
-        if typ in ("int", "long"):
-            return convert(int(text.strip()), typ)
-        if typ == "double":
-            return float(text.strip())
-        if typ == "bool":
-            return {"true": True, "false": False}[text.strip().lower()]
-        return text
-    except (ValueError, KeyError, EvaluationError):
-        raise ValueError(f"{where}: column '{column}': cannot read {text!r} as {typ}") from None
+        if typ in ("int", "long") and INT_TEXT.match(stripped):
+            return convert(int(stripped.replace("_", "")), typ)
+        if typ == "double" and FLOAT_TEXT.match(stripped):
+            return float(stripped.replace("_", ""))
+        if typ == "bool" and stripped.lower() in ("true", "false"):
+            return stripped.lower() == "true"
+        if typ == "string":
+            return text
+    except TypeMismatch:
+        pass
+    raise InputError(f"{where}: column '{column}': cannot read {text!r} as {typ}")
 
 
-def _resolve(path: str, program_file: str, inputs_dir: str | None) -> str:
-    if os.path.isabs(path):
-        return path
-    base = inputs_dir if inputs_dir is not None else os.path.dirname(program_file) if program_file != "<string>" else ""
-    return os.path.join(base, path)
-
-
-def _format_of(path: str) -> str:
-    if os.path.isdir(path):
-        return "delta"
-    return os.path.splitext(path)[1].lstrip(".").lower() or "csv"
+def locate(decl, inputs_dir: str | None) -> tuple[str, str]:
+    """(path, format) of `.input` declaration `decl`: the path relative to
+    `inputs_dir` when given, else to the declaring file; the format declared, or
+    from the extension (a directory is a Delta table)."""
+    path = decl.path
+    if not os.path.isabs(path):
+        program_file = decl.pos.file
+        base = inputs_dir if inputs_dir is not None else \
+            os.path.dirname(program_file) if program_file != "<string>" else ""
+        path = os.path.join(base, path)
+    if decl.format:
+        fmt = decl.format.lower()
+    elif os.path.isdir(path):
+        fmt = "delta"
+    else:
+        fmt = os.path.splitext(path)[1].lstrip(".").lower() or "csv"
+    if fmt not in FORMATS:
+        raise InputError(f"{path}: unknown input format '{fmt}' (csv, json, parquet or delta)")
+    return path, fmt
 
 
 def _open(path: str):
     try:
         return open(path, encoding="utf-8", newline="")
     except OSError as exc:
-        raise ValueError(f"cannot read input '{path}': {exc.strerror or exc}") from None
+        raise InputError(f"cannot read input '{path}': {exc.strerror or exc}") from None
 
 
-def _csv_records(path: str, columns: tuple) -> list[dict]:
+def csv_header(path: str, columns: tuple) -> list[str]:
+    """The column names of a CSV file's header line (blanks stripped)."""
+    with _open(path) as handle:
+        header = next(csv.reader(handle), None)
+    if header is None:
+        raise InputError(f"{path}: empty file, expected a header line ({', '.join(columns)})")
+    return [name.strip() for name in header]
+
+
+def csv_width_error(path: str, number: int, values: int, header: list) -> InputError:
+    return InputError(f"{path}: row {number}: {values} values, the header has {len(header)}")
+
+
+def csv_records(path: str, columns: tuple) -> list[dict]:
+    """The records {header name: cell text} of a CSV file."""
+    header = csv_header(path, columns)
     with _open(path) as handle:
         reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None:
-            raise ValueError(f"{path}: empty file, expected a header line ({', '.join(columns)})")
-        header = [name.strip() for name in header]
+        next(reader)
         records = []
         for cells in reader:
             if not cells:
                 continue
             if len(cells) != len(header):
-                raise ValueError(f"{path}: row {len(records) + 1}: {len(cells)} values, "
-                                 f"the header has {len(header)}")
+                raise csv_width_error(path, len(records) + 1, len(cells), header)
             records.append(dict(zip(header, cells)))
     return records
 
 
-def _json_records(path: str) -> list[dict]:
+def json_error(path: str, text: str) -> InputError:
+    """The error for `text`, which is not JSON, read from `path`."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return InputError(f"{path}: not JSON (line {exc.lineno}): {exc.msg}")
+    return InputError(f"{path}: not JSON: {text[:60]!r}")
+
+
+def json_object_error(path: str, number: int, record) -> InputError:
+    return InputError(f"{path}: row {number}: expected a JSON object, got {json.dumps(record)}")
+
+
+def json_records(path: str) -> list[dict]:
+    """The records of a JSON array of objects or of a JSON Lines file."""
     with _open(path) as handle:
         text = handle.read()
     try:
@@ -155,11 +209,17 @@ def _json_records(path: str) -> list[dict]:
         else:
             records = [json.loads(line) for line in text.splitlines() if line.strip()]
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not JSON (line {exc.lineno}): {exc.msg}") from None
+        raise InputError(f"{path}: not JSON (line {exc.lineno}): {exc.msg}") from None
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict):
-            raise ValueError(f"{path}: row {number}: expected a JSON object, got {json.dumps(record)}")
+            raise json_object_error(path, number, record)
     return records
+
+
+def reader_error(path: str, fmt: str, exc: Exception) -> InputError:
+    """The error for a Parquet or Delta reader's failure on `path`."""
+    first = str(exc).splitlines()[0] if str(exc) else repr(exc)
+    return InputError(f"cannot read {fmt} input '{path}': {first}")
 
 
 def _arrow_records(path: str, fmt: str) -> list[dict]:
@@ -171,6 +231,5 @@ def _arrow_records(path: str, fmt: str) -> list[dict]:
             from deltalake import DeltaTable
             table = DeltaTable(path).to_pyarrow_table()
     except Exception as exc:  # any reader failure is bad input data
-        raise ValueError(f"cannot read {fmt} input '{path}': {str(exc).splitlines()[0] if str(exc) else exc!r}") \
-            from None
+        raise reader_error(path, fmt, exc) from None
     return table.to_pylist()

@@ -27,7 +27,8 @@ its first positive atom.
 
 The built-in relation `crash(L, N, T)` holds at every location L, at every tick, for
 every crash (N, T). "Every location" is the set of location values (as strings) that
-appear as the first argument of a fact of the program or of an input row, or as a node
+appear as the first argument of a fact of the program (at any tick) or of an input row
+(stamped with a tick or not), or as a node
 of the failure model (a source, destination or crashed node): see `crash_rows`.
 
 >>> net = Network.parse("delay=fixed,omit=a>b@2,crash=c@3")
@@ -35,8 +36,9 @@ of the failure model (a source, destination or crashed node): see `crash_rows`.
 (2, None)
 >>> net.arrival("log", ("a", "hi"), "c", 2), net.arrival("log", ("a", "hi"), "c", 3)
 (3, None)
->>> sorted(net.crash_rows({"a"}))
-[('a', 'c', 3), ('b', 'c', 3), ('c', 'c', 3)]
+>>> from sparkdedalus import Program
+>>> sorted(net.crash_rows(Program.parse('p("d");'), {"a"}))
+[('a', 'c', 3), ('b', 'c', 3), ('c', 'c', 3), ('d', 'c', 3)]
 >>> Network.parse(net.spec()) == net
 True
 """
@@ -46,7 +48,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, Union
+from typing import Mapping, NamedTuple, Union
 
 from udfs.registry import spark_string, xxhash64_string
 
@@ -158,10 +160,14 @@ class Network:
         """Every node the failure model names (as strings)."""
         return frozenset(n for src, dst, _ in self.omissions for n in (src, dst)) | frozenset(self.crashes)
 
-    def crash_rows(self, locations) -> frozenset:
+    def crash_rows(self, program, input_locations) -> frozenset:
         """The facts of `crash(L, N, T)` (the same at every tick): one per crash
-        (N, T) and per location L among `locations` and the failure model's nodes."""
-        everywhere = {spark_string(loc) for loc in locations} | self.nodes
+        (N, T) and per location L of the run. The run's locations, known before
+        it starts: the first argument of every fact of `program` (at any tick),
+        `input_locations` (those of every input row: `.input` rows, stamped with
+        a tick or not, and `edb=` rows), and the failure model's nodes."""
+        named = {fact.row[0] for fact in program.facts} | set(input_locations)
+        everywhere = {spark_string(loc) for loc in named} | self.nodes
         return frozenset((loc, node, tick) for loc in everywhere for node, tick in self.crashes.items())
 
     # -- the --network option
@@ -269,3 +275,14 @@ def _tick(tick, what: str) -> int:
     if not isinstance(tick, int) or isinstance(tick, bool) or tick < 1:
         raise ValueError(f"a {what} tick must be an integer >= 1, not {tick!r}")
     return tick
+
+
+class Message(NamedTuple):
+    """One `@async` message: sent by `src` at `send_tick`; `arrival` is None when
+    lost. Both engines' traces and the store's readers list messages this way."""
+
+    relation: str
+    row: tuple
+    src: object
+    send_tick: int
+    arrival: int | None

@@ -1,5 +1,5 @@
 """The front-end commands of the CLI: check, fmt, explain. Run in-process via
-`sparkdedalus.cli.main` (fast), plus one subprocess run of the installed
+`sparkdedalus.shell.cli.main` (fast), plus one subprocess run of the installed
 console script and a check that the front end never imports pyspark."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from frontend_helpers import EXAMPLES, REPO, write
-from sparkdedalus import cli
+from sparkdedalus.shell import cli
 from sparkdedalus.syntax.parser import parse_text
 
 EXAMPLE_FILES = sorted(glob.glob(os.path.join(EXAMPLES, "*.ded")))
@@ -257,7 +257,7 @@ def test_console_script_runs(tmp_path):
 
 
 def test_front_end_does_not_import_pyspark():
-    code = ("import sys, sparkdedalus, sparkdedalus.checks, sparkdedalus.explain, sparkdedalus.cli; "
+    code = ("import sys, sparkdedalus, sparkdedalus.checks, sparkdedalus.analysis.explain, sparkdedalus.shell.cli; "
             "from sparkdedalus import Program; Program.from_files('examples/broadcast.ded'); "
             "assert 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -265,7 +265,7 @@ def test_front_end_does_not_import_pyspark():
 
 
 def test_front_end_commands_do_not_import_pyspark():
-    code = ("import sys; from sparkdedalus import cli\n"
+    code = ("import sys; from sparkdedalus.shell import cli\n"
             "for command in ('check', 'fmt', 'explain'):\n"
             "    assert cli.main([command, 'examples/broadcast.ded']) == 0\n"
             "assert 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)\n")

@@ -9,7 +9,8 @@ import os
 import pytest
 
 from frontend_helpers import FILE, diagnostics, errors, warnings, write
-from sparkdedalus import Program, cli
+from sparkdedalus import Program
+from sparkdedalus.shell import cli
 from sparkdedalus.syntax.diagnostics import DiagnosticError, Sources
 from sparkdedalus.syntax.parser import parse_text
 

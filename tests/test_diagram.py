@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from sparkdedalus.cli import main
+from sparkdedalus.shell.cli import main
 from sparkdedalus.diagram import Diagram, from_store, html_text, svg_text
 from sparkdedalus.diagram.model import node_order
 from sparkdedalus.diagram.render import BOTTOM, ROW, SVG_NS, TOP
@@ -163,7 +163,7 @@ def stores(spark, tmp_path_factory):
 
 def command(*args) -> tuple[int, str, bool]:
     """`sparkdedalus diagram` in a fresh interpreter: exit code, output, whether pyspark got imported."""
-    script = ("import sys; from sparkdedalus.cli import main; code = main(['diagram', *sys.argv[1:]]); "
+    script = ("import sys; from sparkdedalus.shell.cli import main; code = main(['diagram', *sys.argv[1:]]); "
               "print('#', code, 'pyspark' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120)
     body, _, last = done.stdout.rpartition("# ")

@@ -39,7 +39,7 @@ def test_bar_is_silent_off_a_terminal_or_when_quiet(stream, enabled):
 def _stderr_on_a_terminal(args: list[str]) -> tuple[int, str, str]:
     """Run the CLI with standard error on a pseudo-terminal: (exit, stdout, terminal text)."""
     controller, terminal = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "sparkdedalus.cli", *args], cwd=ROOT,
+    process = subprocess.Popen([sys.executable, "-m", "sparkdedalus.shell.cli", *args], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=terminal, stdin=subprocess.DEVNULL)
     os.close(terminal)
     seen = b""

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from reference_helpers import EXAMPLES
-from sparkdedalus.cli import main
+from sparkdedalus.shell.cli import main
 
 BROADCAST = os.path.join(EXAMPLES, "broadcast.ded")
 
@@ -73,3 +73,30 @@ def test_bad_input_data_exits_1(tmp_path, capsys):
     status, out, err = run_cli(capsys, str(tmp_path / "p.ded"), "--engine", "reference", "--ticks", "1")
     assert status == 1 and out == ""
     assert err.strip() == f"sparkdedalus: error: {tmp_path / 'n.csv'}: row 1: column 'x': cannot read 'one' as int"
+
+
+def test_an_engine_failure_is_an_internal_error_not_a_data_error(capsys, monkeypatch):
+    """PySpark's errors subclass ValueError; an engine failure must not read as bad data."""
+    from pyspark.errors import PySparkValueError
+
+    import sparkdedalus.reference
+
+    def broken(*args, **kwargs):
+        raise PySparkValueError(errorClass="CANNOT_BE_EMPTY", messageParameters={"item": "plan"})
+
+    monkeypatch.setattr(sparkdedalus.reference, "run", broken)
+    status, out, err = run_cli(capsys, BROADCAST, "--engine", "reference", "--ticks", "1")
+    assert (status, out) == (1, "")
+    assert err.startswith("sparkdedalus: internal error: PySparkValueError: ")
+    assert "--debug" in err and "Traceback" not in err and err.count("\n") == 2
+    with pytest.raises(PySparkValueError):
+        main(["--debug", "run", BROADCAST, "--engine", "reference", "--ticks", "1"])
+
+
+def test_bad_data_in_the_evaluation_is_one_line(tmp_path, capsys):
+    """An integer overflow while evaluating (the reference's own error) is one line."""
+    path = tmp_path / "overflow.ded"
+    path.write_text('big("a", 9223372036854775807);\nbigger(L, X + 1) :- big(L, X);\n')
+    status, out, err = run_cli(capsys, str(path), "--engine", "reference", "--ticks", "1")
+    assert (status, out) == (1, "")
+    assert err.startswith("sparkdedalus: error: ") and "overflow" in err and err.count("\n") == 1

@@ -8,7 +8,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparkdedalus import cli
+from sparkdedalus.shell import cli
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.parser import parse_text
 from sparkdedalus.syntax.printer import format_unit

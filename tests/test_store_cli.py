@@ -27,7 +27,7 @@ def sparkdedalus(*args, timeout=900) -> subprocess.CompletedProcess:
 
 def show_in_process(store: str, *args) -> tuple[str, bool, float]:
     """`show` run by a fresh interpreter: (stdout, whether pyspark got imported, seconds)."""
-    script = ("import sys, time; started = time.perf_counter(); from sparkdedalus.cli import main; "
+    script = ("import sys, time; started = time.perf_counter(); from sparkdedalus.shell.cli import main; "
               f"code = main(['show', {store!r}, *{list(args)!r}]); "
               "print('#', code, 'pyspark' in sys.modules, time.perf_counter() - started)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout

@@ -1,5 +1,5 @@
 """`.input` relations read with Spark: the same rows, and the same one-line
-errors, as the reference evaluator's reader (sparkdedalus.reference.inputs)."""
+errors, as the reference evaluator's reader (sparkdedalus.inputs)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 from sparkdedalus import Program
-from sparkdedalus.reference.inputs import read_inputs
-from sparkdedalus.store import read_input
+from sparkdedalus.inputs import read_inputs
+from sparkdedalus.spark.inputs import read_input
 
 pytestmark = pytest.mark.spark
 

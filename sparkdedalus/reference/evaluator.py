@@ -29,7 +29,7 @@ from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.network import Network, choice_key
 from sparkdedalus.program import CRASH
-from sparkdedalus.reference.inputs import edb_rows, read_inputs
+from sparkdedalus.inputs import edb_rows, read_inputs
 from sparkdedalus.reference.trace import Message, Trace
 from sparkdedalus.output import sort_key
 from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
@@ -45,7 +45,7 @@ def run(program, ticks: int, network: Network | None = None, edb: dict | None = 
     `network` decides message delays and failures and seeds `choose` (default:
     `Network()`, every message arrives at the next tick). `edb` maps a relation to
     rows that hold at every tick. `.input` files are read relative to `inputs_dir`
-    when given, else to the program file that declares them. Raises `ValueError`
+    when given, else to the program file that declares them. Raises `InputError`
     (one line) on bad input data and `EvaluationError` (a ValueError) when a value
     does not fit its column (e.g. an integer overflow).
     """
@@ -66,7 +66,7 @@ class _Evaluator:
                           for f in program.facts] + input_rows
         self.crash_rows = frozenset()
         if CRASH in program.relations:
-            self.crash_rows = network.crash_rows({row[0] for _, _, row in self.base_rows if row})
+            self.crash_rows = network.crash_rows(program, {row[0] for _, _, row in input_rows})
         self.plans = {rule.index: _plan(rule) for rule in program.rules}
         self.history: list[dict] = []  # history[t - 1]: the final state of tick t
         self.arriving: dict = defaultdict(lambda: defaultdict(set))  # tick -> relation -> rows

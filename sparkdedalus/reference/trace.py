@@ -11,19 +11,10 @@ relations in name order, rows as JSON arrays sorted by `output.sort_key`
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from sparkdedalus.network import Message
 from sparkdedalus.output import facts_json
 
-
-class Message(NamedTuple):
-    """One `@async` message: sent by `src` at `send_tick`; `arrival` is None when lost."""
-
-    relation: str
-    row: tuple
-    src: object
-    send_tick: int
-    arrival: int | None
+__all__ = ["Message", "Trace"]
 
 
 class Trace:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 import operator
 
+from sparkdedalus.errors import UserError
+from sparkdedalus.values import INT_MAX, INT_MIN, TypeMismatch, convert, is_int, is_number
 from sparkdedalus.syntax import ast
-
-INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
             "==": operator.eq, "!=": operator.ne}
@@ -32,16 +32,8 @@ class NoValue(Exception):
     zero): the binding produces nothing."""
 
 
-class EvaluationError(ValueError):
+class EvaluationError(UserError, ValueError):
     """A run cannot go on (integer overflow, a value of the wrong type)."""
-
-
-def is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value) -> bool:
-    return is_int(value) or isinstance(value, float)
 
 
 def evaluate(expr, binding: dict):
@@ -95,22 +87,9 @@ def compare(op: str, a, b) -> bool:
     return _COMPARE[op](a, b)
 
 
-def convert(value, typ: str):
-    """`value` as a value of the dialect type `typ`: ints widen to double;
-    raises `EvaluationError` when it does not fit."""
-    if typ in ("int", "long"):
-        if is_int(value) and INT_MIN <= value <= INT_MAX:
-            return value
-    elif typ == "double":
-        if is_number(value):
-            return float(value)
-    elif typ == "bool":
-        if isinstance(value, bool):
-            return value
-    elif isinstance(value, str):
-        return value
-    raise EvaluationError(f"{value!r} is not a value of type {typ}")
-
-
 def convert_row(row: tuple, types: tuple) -> tuple:
-    return tuple(convert(value, typ) for value, typ in zip(row, types))
+    """`row` with each value converted to its column's type (`EvaluationError` when one does not fit)."""
+    try:
+        return tuple(convert(value, typ) for value, typ in zip(row, types))
+    except TypeMismatch as exc:
+        raise EvaluationError(str(exc)) from None

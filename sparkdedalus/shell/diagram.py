@@ -15,12 +15,13 @@ Exit codes: 0, 1 (no such run, relation or tick; cannot write), 2 (bad options).
 from __future__ import annotations
 
 import os
-import sys
+
+from sparkdedalus.errors import UsageError, UserError
 
 FORMATS = {".html": "html", ".htm": "html", ".svg": "svg"}
 
 
-def add_diagram_parser(commands) -> None:
+def add_parser(commands) -> None:
     diagram = commands.add_parser("diagram", help="draw the spacetime diagram of a stored run (HTML or SVG)")
     diagram.add_argument("store", metavar="STORE", help="a run directory written by 'run --store'")
     diagram.add_argument("--out", metavar="FILE", required=True, help="the file to write")
@@ -28,32 +29,22 @@ def add_diagram_parser(commands) -> None:
     diagram.add_argument("--relation", metavar="REL", help="list this relation's facts at each node and tick")
     diagram.add_argument("--from", dest="first", metavar="K", help="the first tick (default: 1)")
     diagram.add_argument("--to", dest="last", metavar="K", help="the last tick (default: the last committed)")
-    diagram.set_defaults(handler=handle_diagram)
+    diagram.set_defaults(handler=handle)
 
 
-def _usage(message: str) -> int:
-    print(f"sparkdedalus: error: {message}", file=sys.stderr)
-    return 2
-
-
-def handle_diagram(args) -> int:
-    from sparkdedalus.cli import UserError
+def handle(args) -> int:
     from sparkdedalus.diagram import from_store, html_text, summary, svg_text
-    from sparkdedalus.store import StoreError
     fmt = args.format or FORMATS.get(os.path.splitext(args.out)[1].lower())
     if fmt not in ("html", "svg"):
-        return _usage(f"--format: expected html or svg, got '{args.format}'" if args.format
-                      else f"--out: cannot tell the format of '{args.out}'; add --format html or --format svg")
+        raise UsageError(f"--format: expected html or svg, got '{args.format}'" if args.format
+                         else f"--out: cannot tell the format of '{args.out}'; add --format html or --format svg")
     ticks = {}
     for option, text in (("--from", args.first), ("--to", args.last)):
         try:
             ticks[option] = None if text is None else int(text)
         except ValueError:
-            return _usage(f"{option}: expected an integer, got '{text}'")
-    try:
-        diagram = from_store(args.store, args.relation, ticks["--from"], ticks["--to"])
-    except StoreError as exc:
-        raise UserError(str(exc)) from exc
+            raise UsageError(f"{option}: expected an integer, got '{text}'") from None
+    diagram = from_store(args.store, args.relation, ticks["--from"], ticks["--to"])
     text = svg_text(diagram) if fmt == "svg" else html_text(diagram, f"Spacetime diagram of {args.store}")
     try:
         with open(args.out, "w", encoding="utf-8") as handle:

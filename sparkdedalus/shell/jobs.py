@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import argparse
 
-from sparkdedalus.cli import OneLineParser, add_check_arguments, dispatch
-from sparkdedalus.run_command import add_run_arguments, handle_run
+from sparkdedalus.shell import check, run
+from sparkdedalus.shell.cli import OneLineParser, add_debug_argument, dispatch
 
 
 def _parser(job: str, description: str, example: str) -> OneLineParser:
     parser = OneLineParser(prog=job, description=description, epilog=f"example (docs/cluster.md):\n  {example}",
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    add_debug_argument(parser)
     return parser
 
 
@@ -33,7 +33,7 @@ def run_program(argv: list[str] | None = None) -> int:
                      "bash scripts/submit.sh --master spark://127.0.0.1:7077 jobs/run_program.py \\\n"
                      "      examples/broadcast.ded --ticks 5 --store runs/b\n"
                      "  (scripts/submit.sh: spark-submit with the Delta jars and conf/)")
-    add_run_arguments(parser, session_options=False)
+    run.add_arguments(parser, session_options=False)
     args = parser.parse_args(argv)
     sessions = []
 
@@ -42,9 +42,9 @@ def run_program(argv: list[str] | None = None) -> int:
         sessions.append(SparkSession.builder.getOrCreate())
         return sessions[-1]
 
-    args.handler = lambda args: handle_run(args, submitted_session)
+    args.handler = lambda args: run.handle(args, submitted_session)
     try:
-        return dispatch(args)
+        return dispatch(args, parser.prog)
     finally:
         for spark in sessions:
             spark.stop()
@@ -56,5 +56,5 @@ def check_program(argv: list[str] | None = None) -> int:
                      "Check Dedalus programs: diagnostics as file:line:col and exit 1 when one is invalid.\n"
                      "Starts no Spark session.",
                      "spark-submit jobs/check_program.py examples/two_phase_commit.ded --strict")
-    add_check_arguments(parser)
-    return dispatch(parser.parse_args(argv))
+    check.add_arguments(parser)
+    return dispatch(parser.parse_args(argv), parser.prog)

@@ -18,23 +18,21 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sparkdedalus.errors import UsageError
 from sparkdedalus.output import FORMATS, render
+from sparkdedalus.shell.check import add_hidden_strict
 
 ENGINES = ("spark", "reference")
 
 
-class UsageError(Exception):
-    """A bad option (exit 2)."""
-
-
-def add_run_parser(commands) -> None:
+def add_parser(commands) -> None:
     """Add the `run` subcommand to the CLI's subparsers."""
     run = commands.add_parser("run", help="run a program and print the facts of one tick as JSON")
-    add_run_arguments(run)
-    run.set_defaults(handler=handle_run)
+    add_arguments(run)
+    run.set_defaults(handler=handle)
 
 
-def add_run_arguments(run, session_options: bool = True) -> None:
+def add_arguments(run, session_options: bool = True) -> None:
     """The options of `run`. Without `session_options` (a spark-submit job,
     jobs/run_program.py): no --engine, --master, --remote or --verbose, and
     --store is required."""
@@ -63,38 +61,29 @@ def add_run_arguments(run, session_options: bool = True) -> None:
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     if session_options:
         run.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
-    run.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
+    add_hidden_strict(run)
 
 
-def handle_run(args, new_session=None) -> int:
+def handle(args, new_session=None) -> int:
     """`run`; `new_session(args)` makes the Spark engine's session (default: the
     one --master or --remote asks for)."""
-    try:
-        _check_options(args)
-    except UsageError as exc:
-        print(f"sparkdedalus: error: {exc}", file=sys.stderr)
-        return 2
+    _check_options(args)
     from sparkdedalus.program import Program
     program = Program.from_files(*args.files, strict=args.strict)
     if program.warnings:
         print(program.render_warnings(), file=sys.stderr)
     unknown = [name for name in args.relation_list or () if name not in program.relations]
     if unknown:
-        print(f"sparkdedalus: error: --relations: unknown relation '{unknown[0]}'", file=sys.stderr)
-        return 2
+        raise UsageError(f"--relations: unknown relation '{unknown[0]}'")
     if args.engine == "spark":
-        from sparkdedalus.spark.command import run_spark
+        from sparkdedalus.shell.run_spark import run_spark
         return run_spark(program, args, new_session)
     return _run_reference(program, args)
 
 
 def _run_reference(program, args) -> int:
-    from sparkdedalus.cli import UserError
     from sparkdedalus.reference import run
-    try:
-        trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs)
-    except ValueError as exc:
-        raise UserError(str(exc)) from exc
+    trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
     print(render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program))

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 
+from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
 
 
@@ -104,30 +105,20 @@ def run_spark(program, args, new_session=None) -> int:
 
 def _check_store(args) -> None:
     """Refuse a locked or already used run directory before starting Spark."""
-    from sparkdedalus.cli import UserError
-    from sparkdedalus.store import StoreError, manifest
+    from sparkdedalus.store import manifest
     from sparkdedalus.store.lock import probe
-    try:
-        probe(args.store)
-        found = manifest.load(args.store) if os.path.isdir(args.store) else None
-    except StoreError as exc:
-        raise UserError(str(exc)) from exc
+    probe(args.store)
+    found = manifest.load(args.store) if os.path.isdir(args.store) else None
     if found is not None and not args.resume:
         raise UserError(f"run directory {args.store} already holds a run (committed through tick "
                         f"{found.last_tick}); add --resume to continue it, or choose another directory")
 
 
 def _run(engine, program, args, progress):
-    """Engine.run with the command's options; bad input data and store errors
-    become one-line errors."""
-    from sparkdedalus.cli import UserError
-    from sparkdedalus.store import StoreError
-    try:
-        run = engine.run(program, ticks=args.tick_count, network=args.network_model, progress=progress,
-                         inputs_dir=args.inputs, store=args.store, resume=args.resume,
-                         store_writer=args.store_writer)
-    except (StoreError, ValueError) as exc:
-        raise UserError(str(exc)) from exc
+    """Engine.run with the command's options, and a line on the store written."""
+    run = engine.run(program, ticks=args.tick_count, network=args.network_model, progress=progress,
+                     inputs_dir=args.inputs, store=args.store, resume=args.resume,
+                     store_writer=args.store_writer)
     if run.store is not None:
         store = run.store
         resumed = f", resumed after tick {store.resumed_from}" if store.resumed_from else ""

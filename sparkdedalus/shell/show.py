@@ -11,43 +11,36 @@ tick), 2 (bad options).
 
 from __future__ import annotations
 
-import sys
 from types import SimpleNamespace
 
+from sparkdedalus.errors import UsageError
 from sparkdedalus.output import FORMATS, render
 
 
-def add_show_parser(commands) -> None:
+def add_parser(commands) -> None:
     show = commands.add_parser("show", help="print a relation of a stored run at a committed tick")
     show.add_argument("store", metavar="STORE", help="a run directory written by 'run --store'")
     show.add_argument("relation", metavar="REL", nargs="?", help="the relation (default: list the relations)")
     show.add_argument("--at", metavar="K", help="the tick (default: the last committed)")
     show.add_argument("--format", default="table", help="table (default), json or csv")
-    show.set_defaults(handler=handle_show)
+    show.set_defaults(handler=handle)
 
 
-def handle_show(args) -> int:
-    from sparkdedalus.cli import UserError
-    from sparkdedalus.store import StoreError, read
+def handle(args) -> int:
+    from sparkdedalus.store import read
     if args.format not in FORMATS:
-        print(f"sparkdedalus: error: --format: expected one of {', '.join(FORMATS)}, got '{args.format}'",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
     try:
         tick = None if args.at is None else int(args.at)
     except ValueError:
-        print(f"sparkdedalus: error: --at: expected an integer, got '{args.at}'", file=sys.stderr)
-        return 2
-    try:
-        manifest = read.manifest(args.store)
-        if args.relation is None:
-            print(f"{args.store}: ticks 1..{manifest.last_tick} committed")
-            for info in manifest.relations.values():
-                print(f"  {info.name}({', '.join(f'{c}: {t}' for c, t in zip(info.columns, info.types))})")
-            return 0
-        rows = read.relation_rows(args.store, args.relation, tick)
-    except StoreError as exc:
-        raise UserError(str(exc)) from exc
+        raise UsageError(f"--at: expected an integer, got '{args.at}'") from None
+    manifest = read.manifest(args.store)
+    if args.relation is None:
+        print(f"{args.store}: ticks 1..{manifest.last_tick} committed")
+        for info in manifest.relations.values():
+            print(f"  {info.name}({', '.join(f'{c}: {t}' for c, t in zip(info.columns, info.types))})")
+        return 0
+    rows = read.relation_rows(args.store, args.relation, tick)
     tick = manifest.last_tick if tick is None else tick
     print(render(args.format, tick, {args.relation: rows}, SimpleNamespace(relations=manifest.relations)))
     return 0

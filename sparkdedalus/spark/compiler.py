@@ -21,11 +21,11 @@ from pyspark.sql import functions as F
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.program import Program, Rule
+from sparkdedalus.spark.columns import SOURCE_COLUMN, relation_columns
 from sparkdedalus.spark.expressions import SPARK_TYPES, expr_type, sql_comparison, sql_expr, sql_literal
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
-SOURCE_COLUMN = "__src"
 #: Join strategies: never a broadcast (each broadcast is a Spark job of its own,
 #: and a tick should be one job); a sort-merge join spills when data is large and,
 #: over inputs in one partition, needs no shuffle at all.
@@ -36,11 +36,6 @@ CHOICE_SEPARATOR = "\x1f"
 
 def _unchanged(frame: DataFrame) -> DataFrame:
     return frame
-
-
-def relation_columns(arity: int) -> list[str]:
-    """Column names of a relation's frame inside the engine."""
-    return [f"c{i}" for i in range(arity)]
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
 from sparkdedalus.spark.inputs import read_inputs
-from sparkdedalus.spark.pack import MESSAGE, STATE
+from sparkdedalus.spark.columns import MESSAGE, STATE
 from sparkdedalus.spark.runtime import LoopState, TickLoop
 from sparkdedalus.syntax.ast import TickTime
 
@@ -43,7 +44,7 @@ class Run:
         """The program's relations, strata and roles (as `sparkdedalus explain`),
         then how the run went: per tick seconds, facts handed on, semi-naive
         iterations and rules evaluated on new facts only."""
-        from sparkdedalus.explain import explain
+        from sparkdedalus.analysis.explain import explain
         lines = [explain(self.program), f"run: {self.ticks} tick(s)"
                  + (f", stored in {self.store.path}" if self.store is not None else "")]
         for s in self.stats:
@@ -162,5 +163,5 @@ class Engine:
 def _edb_frame(frame, name: str, program: Program):
     """An `edb=` value as a frame c0..cn-1 (lists of rows are typed by the loop)."""
     if isinstance(frame, list):
-        raise ValueError(f"edb '{name}': give a DataFrame when '{name}' also has an .input")
+        raise InputError(f"edb '{name}': give a DataFrame when '{name}' also has an .input")
     return frame.toDF(*[f"c{i}" for i in range(program.relations[name].arity)])

@@ -1,23 +1,68 @@
-"""`.input` relations in the Spark tick loop.
+"""`.input` relations read with Spark, by the rules of `sparkdedalus.inputs`.
 
-Each `.input` is read once with `sparkdedalus.store.inputs.read_input` (checked,
-materialised). Its rows without a tick hold at every tick: they join the loop's
-EDB. Its rows stamped with a tick k join the start facts of tick k, like a
-program fact `r(...)@k`: the tick loop adds them to that tick's facts.
+    frame = read_input(spark, program, decl, base_dir=None)
+    # columns c0..cn-1 typed as the relation's columns, and `tick` (bigint):
+    # NULL for a row that holds at every tick, else the tick it is stamped with
+    static, stamped = read_inputs(spark, program, inputs_dir=None)   # for the tick loop
+
+The rules are those of `sparkdedalus.inputs` (read its module doc): paths
+relative to `base_dir` when given, else to the declaring program file; the
+format from `format` or the extension (a directory is a Delta table); columns
+named by the relation's declared column names in any order, plus an optional
+`tick`; CSV cells by its grammar (`INT_TEXT`, `FLOAT_TEXT`), `true`/`false` and
+raw strings; JSON (an array or JSON Lines) values of the column's JSON type;
+Parquet and Delta values of a matching type.
+
+The file is read and checked by Spark (executors parse; JSON types are checked
+with Spark's VARIANT type); the frame is materialised with `localCheckpoint`, so
+a run reads it once. A malformed row raises a one-line `InputError` naming the
+file, the row and the column before anything is written: the first bad row is
+found with Spark, and its message is produced by `sparkdedalus.inputs`' checks
+on that one row, so both engines report the same text. Row numbers count data rows
+as the reference does (CSV: non-blank rows after the header; JSON Lines:
+non-blank lines); for Parquet and Delta inputs made of several files Spark's
+file order may differ from pyarrow's, so the row number can differ there.
+
+Jobs: 2 to 4 per input (read and check, materialise; one or two more to number
+the offending row on error).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import csv
+import json
+import os
 
-from sparkdedalus.reference.inputs import TICK
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (BooleanType, ByteType, DoubleType, FloatType, IntegerType, LongType, ShortType,
+                               StringType, StructField, StructType)
+
+from sparkdedalus.errors import InputError
+from sparkdedalus.inputs import (FLOAT_TEXT, INT_TEXT, TICK, csv_header, csv_width_error, json_error, json_object_error,
+                                 locate, reader_error, typed_record)
+
+SPARK_TYPE = {"int": LongType(), "long": LongType(), "double": DoubleType(), "string": StringType(),
+              "bool": BooleanType()}
+_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+_ROW = "__row"
+
+
+def read_input(spark: SparkSession, program, decl, base_dir: str | None = None) -> DataFrame:
+    """The rows of `.input` declaration `decl` of `program` (see the module doc)."""
+    relation = program.relations[decl.name]
+    path, fmt = locate(decl, base_dir)
+    if not os.path.exists(path):
+        if fmt in ("csv", "json"):
+            raise InputError(f"cannot read input '{path}': No such file or directory")
+        raise InputError(f"cannot read {fmt} input '{path}': no such file or directory")
+    reader = {"csv": _CsvInput, "json": _JsonInput, "parquet": _ArrowInput, "delta": _ArrowInput}[fmt]
+    return reader(spark, relation, path, fmt).frame()
 
 
 def read_inputs(spark, program, inputs_dir: str | None = None) -> tuple[dict, dict]:
     """({relation: frame of rows holding at every tick}, {relation: (frame of
     stamped rows with a `tick` column, set of ticks)}) for the `.input`s of `program`."""
-    from sparkdedalus.store.inputs import read_input
     static: dict = {}
     stamped: dict = {}
     for decl in program.inputs:
@@ -34,3 +79,241 @@ def read_inputs(spark, program, inputs_dir: str | None = None) -> tuple[dict, di
 def _union(a: DataFrame | None, b: DataFrame) -> DataFrame:
     return b if a is None else a.unionAll(b)
 
+
+def _strip(column: Column) -> Column:
+    return F.regexp_replace(column, r"^\s+|\s+$", "")
+
+
+class _Input:
+    def __init__(self, spark: SparkSession, relation, path: str, fmt: str):
+        self.spark = spark
+        self.relation = relation
+        self.path = path
+        self.fmt = fmt
+
+    def where(self, number: int) -> str:
+        return f"{self.path}: row {number}"
+
+    def number_of(self, frame: DataFrame, row_id: int) -> int:
+        """The 1-based position of the row with id `row_id` (ids grow in file order)."""
+        return frame.where(F.col(_ROW) < row_id).count() + 1
+
+    def fail_with_reference(self, record: dict, number: int, text: bool) -> None:
+        """Raise the reference's message for one bad record."""
+        typed_record(record, self.relation, self.where(number), text=text)
+        raise InputError(f"{self.where(number)}: malformed row")  # the checks disagree: still refuse it
+
+
+# ---------------------------------------------------------------------------- CSV
+class _CsvInput(_Input):
+    def frame(self) -> DataFrame:
+        header = csv_header(self.path, self.relation.columns)
+        fields = [f"h{i}" for i in range(len(header))]
+        position = {name: i for i, name in enumerate(header)}  # the last of repeated names wins, as in dict()
+        schema = StructType([StructField(f, StringType()) for f in fields] + [StructField("__bad", StringType())])
+        raw = (self.spark.read.schema(schema).option("header", True).option("multiLine", True)
+               .option("escape", '"').option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", "__bad")
+               .csv(self.path).withColumn(_ROW, F.monotonically_increasing_id()))
+
+        def cell(name: str) -> Column:  # an unquoted empty cell reads as NULL: Python's csv says ""
+            return F.coalesce(F.col(fields[position[name]]), F.lit(""))
+
+        values, bad = [], []
+        for name, typ in zip(self.relation.columns, self.relation.types):
+            if name not in position:
+                values.append(F.lit(None).cast(SPARK_TYPE[typ]))
+                continue
+            value, ok = _parse(cell(name), typ)
+            values.append(value)
+            bad.append(~ok)
+        tick, tick_bad = F.lit(None).cast("bigint"), None
+        if TICK in position:
+            text = cell(TICK)
+            value, ok = _parse(text, "int")
+            empty = text == ""  # an empty tick cell: every tick (a blank one is an error, as in the reference)
+            tick = F.when(empty, F.lit(None)).otherwise(value)
+            tick_bad = ~empty & (~ok | (value < 1))
+            bad.append(tick_bad)
+        header_bad = any(n not in self.relation.columns and n != TICK for n in header) or \
+            any(c not in position for c in self.relation.columns)
+        row_bad = F.lit(header_bad)
+        for b in bad:
+            row_bad = row_bad | b
+        checked = raw.select(_ROW, "__bad", *fields, row_bad.alias("__row_bad"),
+                             *[v.alias(f"c{i}") for i, v in enumerate(values)],
+                             tick.cast("bigint").alias(TICK)).localCheckpoint(eager=True)
+        found = checked.agg(F.min(F.when(F.col("__bad").isNotNull(), F.col(_ROW))).alias("count_bad"),
+                            F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("value_bad")).first()
+        if found["count_bad"] is not None:
+            row = checked.where(F.col(_ROW) == found["count_bad"]).first()
+            cells = next(csv.reader([row["__bad"]]), [])
+            number = self.number_of(checked, found["count_bad"])
+            raise csv_width_error(self.path, number, len(cells), header)
+        if found["value_bad"] is not None:
+            row = checked.where(F.col(_ROW) == found["value_bad"]).first()
+            record = {name: ("" if row[fields[i]] is None else row[fields[i]]) for name, i in position.items()}
+            self.fail_with_reference(record, self.number_of(checked, found["value_bad"]), text=True)
+        return checked.select(*[f"c{i}" for i in range(len(values))], TICK)
+
+
+def _parse(text: Column, typ: str) -> tuple[Column, Column]:
+    """(value, ok) of a CSV cell read as `typ`, as `sparkdedalus.inputs` reads it."""
+    stripped = _strip(text)
+    if typ in ("int", "long"):
+        value = F.regexp_replace(stripped, "_", "").try_cast("bigint")
+        return value, stripped.rlike(INT_TEXT.pattern) & value.isNotNull()
+    if typ == "double":
+        value = F.regexp_replace(stripped, "_", "").try_cast("double")
+        return value, stripped.rlike(FLOAT_TEXT.pattern) & value.isNotNull()
+    if typ == "bool":
+        lowered = F.lower(stripped)
+        return lowered == "true", lowered.isin("true", "false")
+    return text, F.lit(True)
+
+
+# ---------------------------------------------------------------------------- JSON
+_VARIANT_OK = {
+    "int": ("TINYINT", "SMALLINT", "INT", "BIGINT"),
+    "long": ("TINYINT", "SMALLINT", "INT", "BIGINT"),
+    "bool": ("BOOLEAN",),
+    "string": ("STRING",),
+}
+
+
+def _variant_type_ok(kind: Column, typ: str) -> Column:
+    if typ == "double":
+        return kind.isin(*_VARIANT_OK["int"], "FLOAT", "DOUBLE") | kind.startswith("DECIMAL")
+    return kind.isin(*_VARIANT_OK[typ])
+
+
+class _JsonInput(_Input):
+    def is_array(self) -> bool:
+        with open(self.path, encoding="utf-8", errors="replace") as handle:
+            while True:
+                chunk = handle.read(4096)
+                if not chunk:
+                    return False
+                stripped = chunk.lstrip()
+                if stripped:
+                    return stripped.startswith("[")
+
+    def records(self) -> DataFrame:
+        """(__row, __text, v): one row per record; v is NULL when __text is not JSON."""
+        if self.is_array():
+            whole = self.spark.read.text(self.path, wholetext=True).select(F.expr("try_parse_json(value)").alias("doc"))
+            checked = whole.select(F.col("doc").isNull().alias("invalid"),
+                                   F.expr("try_variant_get(doc, '$', 'array<variant>')").alias("items"))
+            first = checked.first()
+            if first is None or first["invalid"] or first["items"] is None:
+                with open(self.path, encoding="utf-8") as handle:
+                    raise json_error(self.path, handle.read())
+            return checked.select(F.posexplode("items")).select(
+                F.col("pos").cast("bigint").alias(_ROW), F.lit(None).cast("string").alias("__text"),
+                F.col("col").alias("v"))
+        lines = self.spark.read.text(self.path).withColumn("__id", F.monotonically_increasing_id())
+        lines = lines.where(_strip(F.col("value")) != "")
+        return lines.select(F.col("__id").alias(_ROW), F.col("value").alias("__text"),
+                            F.expr("try_parse_json(value)").alias("v"))
+
+    def frame(self) -> DataFrame:
+        records = self.records()
+        v = F.col("v")
+        is_object = F.expr("schema_of_variant(v)").startswith("OBJECT")
+        keys = F.map_keys(F.expr("try_variant_get(v, '$', 'map<string,variant>')"))
+        allowed = F.array(*[F.lit(c) for c in self.relation.columns + (TICK,)])
+        bad = F.size(F.array_except(keys, allowed)) > 0
+        values = []
+        for name, typ in zip(self.relation.columns, self.relation.types):
+            item = F.expr(f"try_variant_get(v, '$.{name}')")
+            kind = F.expr(f"schema_of_variant(try_variant_get(v, '$.{name}'))")
+            bad = bad | item.isNull() | ~_variant_type_ok(kind, typ)
+            values.append(F.expr(f"try_variant_get(v, '$.{name}', '{SPARK_TYPE[typ].simpleString()}')"))
+        tick_item = F.expr(f"try_variant_get(v, '$.{TICK}')")
+        tick_kind = F.expr(f"schema_of_variant(try_variant_get(v, '$.{TICK}'))")
+        tick = F.expr(f"try_variant_get(v, '$.{TICK}', 'bigint')")
+        tick_given = tick_item.isNotNull() & (tick_kind != "VOID")
+        bad = bad | (tick_given & (~_variant_type_ok(tick_kind, "int") | (tick < 1)))
+        tick = F.when(tick_given, tick)
+        checked = records.select(_ROW, "__text", F.expr("to_json(v)").alias("__json"),
+                                 v.isNull().alias("__invalid"), (v.isNotNull() & ~is_object).alias("__scalar"),
+                                 (v.isNotNull() & is_object & bad).alias("__row_bad"),
+                                 *[x.alias(f"c{i}") for i, x in enumerate(values)],
+                                 tick.alias(TICK)).localCheckpoint(eager=True)
+        found = checked.agg(*[F.min(F.when(F.col(c), F.col(_ROW))).alias(c)
+                              for c in ("__invalid", "__scalar", "__row_bad")]).first()
+        if found["__invalid"] is not None:
+            raise json_error(self.path, checked.where(F.col(_ROW) == found["__invalid"]).first()["__text"])
+        for column in ("__scalar", "__row_bad"):
+            if found[column] is None:
+                continue
+            row = checked.where(F.col(_ROW) == found[column]).first()
+            number = self.number_of(checked, found[column])
+            record = json.loads(row["__json"])
+            if column == "__scalar":
+                raise json_object_error(self.path, number, record)
+            self.fail_with_reference(record, number, text=False)
+        return checked.select(*[f"c{i}" for i in range(len(values))], TICK)
+
+
+# ---------------------------------------------------------------------------- Parquet, Delta
+def _type_ok(data_type, typ: str) -> bool:
+    if typ in ("int", "long"):
+        return isinstance(data_type, _INTEGRAL)
+    if typ == "double":
+        return isinstance(data_type, _INTEGRAL + (FloatType, DoubleType))
+    if typ == "bool":
+        return isinstance(data_type, BooleanType)
+    return isinstance(data_type, StringType)
+
+
+class _ArrowInput(_Input):
+    def read(self) -> DataFrame:
+        try:
+            if self.fmt == "parquet":
+                return self.spark.read.parquet(self.path)
+            from sparkdedalus.spark.session import session_has_delta
+            if session_has_delta(self.spark):
+                return self.spark.read.format("delta").load(self.path)
+            from deltalake import DeltaTable
+            from pyspark.sql.pandas.types import from_arrow_schema
+            table = DeltaTable(self.path)
+            files = table.file_uris()
+            schema = from_arrow_schema(table.to_pyarrow_dataset().schema)
+            return self.spark.read.schema(schema).parquet(*files) if files else self.spark.createDataFrame([], schema)
+        except Exception as exc:  # any reader failure is bad input data
+            raise reader_error(self.path, self.fmt, exc) from None
+
+    def frame(self) -> DataFrame:
+        raw = self.read().withColumn(_ROW, F.monotonically_increasing_id())
+        types = {f.name: f.dataType for f in raw.schema.fields if f.name != _ROW}
+        header_bad = any(n not in self.relation.columns and n != TICK for n in types) or \
+            any(c not in types for c in self.relation.columns)
+        bad = F.lit(header_bad)
+        values = []
+        for name, typ in zip(self.relation.columns, self.relation.types):
+            if name not in types:
+                values.append(F.lit(None).cast(SPARK_TYPE[typ]))
+                continue
+            if _type_ok(types[name], typ):
+                bad = bad | F.col(name).isNull()
+                values.append(F.col(name).cast(SPARK_TYPE[typ]))
+            else:
+                bad = F.lit(True)
+                values.append(F.lit(None).cast(SPARK_TYPE[typ]))
+        tick = F.lit(None).cast("bigint")
+        if TICK in types:
+            if isinstance(types[TICK], _INTEGRAL):
+                tick = F.col(TICK).cast("bigint")
+                bad = bad | (tick < 1)
+            else:
+                bad = bad | F.col(TICK).isNotNull()
+        checked = raw.select(_ROW, *[F.col(f"`{n}`") for n in types], bad.alias("__row_bad"),
+                             *[x.alias(f"__c{i}") for i, x in enumerate(values)],
+                             tick.alias("__tick")).localCheckpoint(eager=True)
+        found = checked.agg(F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("bad")).first()
+        if found["bad"] is not None:
+            row = checked.where(F.col(_ROW) == found["bad"]).first()
+            record = {name: row[name] for name in types}
+            self.fail_with_reference(record, self.number_of(checked, found["bad"]), text=False)
+        return checked.select(*[F.col(f"__c{i}").alias(f"c{i}") for i in range(len(values))],
+                              F.col("__tick").alias(TICK))

@@ -16,10 +16,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType, StructField, StructType
 
-from sparkdedalus.spark.compiler import SOURCE_COLUMN, relation_columns
+from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE, relation_columns
 from sparkdedalus.spark.expressions import SPARK_TYPES
-
-STATE, NEXT, MESSAGE = "S", "N", "M"
 
 
 class Layout:

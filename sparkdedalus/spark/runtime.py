@@ -19,14 +19,16 @@ from functools import reduce
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkdedalus.analysis.dependencies import dependency_graph, strongly_connected
+from sparkdedalus.checks.dependencies import dependency_graph, strongly_connected
 from sparkdedalus.analysis.growth import carried_relations, differential_rules, growing_relations
+from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
-from sparkdedalus.reference.inputs import TICK
-from sparkdedalus.spark.compiler import JOIN_HINT, SOURCE_COLUMN, RulePlan
+from sparkdedalus.inputs import TICK
+from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.network import arrival_sql
-from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
+from sparkdedalus.spark.pack import Layout
 from sparkdedalus.syntax import ast
 
 #: a recursive stratum's accumulated relation is re-checkpointed after this
@@ -129,13 +131,13 @@ class TickLoop:
         frames = {name: self._frame(name, sorted(set(r))) for name, r in rows.items()}
         for name, frame in edb.items():
             if name not in self.program.relations:
-                raise ValueError(f"EDB given for unknown relation '{name}'")
+                raise InputError(f"EDB given for unknown relation '{name}'")
             typed = frame.toDF(*self.layout.schemas[name].fieldNames()) if not isinstance(frame, list) \
                 else self._frame(name, [tuple(r) for r in frame])
             typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
             frames[name] = frames[name].unionAll(typed) if name in frames else typed
         if CRASH in self.program.relations and self.network.crashes:
-            rows = self.network.crash_rows(self._locations(frames))
+            rows = self.network.crash_rows(self.program, self._input_locations(frames))
             frames[CRASH] = self._frame(CRASH, sorted(rows))
         return frames
 
@@ -158,10 +160,11 @@ class TickLoop:
                   for name, (frame, ticks) in self.stamped.items() if tick in ticks]
         return self._union(parts) if parts else None
 
-    def _locations(self, frames: dict) -> set:
-        """Every location named by a fact or an EDB row (one job per EDB frame)."""
-        found = {f.row[0] for f in self.program.facts}
-        for frame in frames.values():
+    def _input_locations(self, frames: dict) -> set:
+        """Every location named by an EDB row or a stamped `.input` row (one job
+        per frame)."""
+        found = set()
+        for frame in [*frames.values(), *(stamped for stamped, _ in self.stamped.values())]:
             found |= {r[0] for r in frame.select("c0").distinct().collect()}
         return found
 

@@ -1,12 +1,11 @@
 """Delta persistence of runs: a run directory per run, one Delta table per relation.
 
-    from sparkdedalus.store import Store, read_input
+    from sparkdedalus.store import Store
     from sparkdedalus.store import read          # JVM-free readers (deltalake, pyarrow)
 
 - `Store` (store.py): open/resume a run directory, commit ticks, rebuild packs
   and relations with Spark.
 - `read` (read.py): relations at any tick, messages and the manifest, without Spark.
-- `read_input` (inputs.py): `.input` relations read with Spark.
 - `layout` (layout.py): where things are and the tables' bookkeeping columns;
   `changes` (changes.py): a tick's changes and packs rebuilt from them (Spark);
   `writers` (writers.py): the Spark Delta Lake and delta-rs commit paths;
@@ -22,10 +21,9 @@ from importlib import import_module
 
 from sparkdedalus.store.errors import StoreError, StoreLockedError
 
-__all__ = ["Store", "StoreError", "StoreLockedError", "read", "read_input"]
+__all__ = ["Store", "StoreError", "StoreLockedError", "read"]
 
-_LAZY = {"Store": "sparkdedalus.store.store",
-         "read_input": "sparkdedalus.store.inputs"}
+_LAZY = {"Store": "sparkdedalus.store.store"}
 
 
 def __getattr__(name: str):

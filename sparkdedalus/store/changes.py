@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, LongType, StringType, StructField, StructType
 
-from sparkdedalus.spark.compiler import SOURCE_COLUMN
-from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
+from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.pack import Layout
 from sparkdedalus.store.layout import ARRIVAL, KIND, OP, SRC, TICK
 
 _OP = "__op"

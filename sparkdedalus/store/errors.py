@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from sparkdedalus.errors import UserError
 
-class StoreError(Exception):
+
+class StoreError(UserError):
     """A run directory cannot be opened, written or read as asked (a one-line message)."""
 
 

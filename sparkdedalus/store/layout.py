@@ -8,8 +8,9 @@ A relation's table has the relation's columns (named as declared by `.decl`,
 c0, c1, ... otherwise; the first is the location) and five bookkeeping columns:
 
     _tick     bigint   the tick of the change (a message: its send tick)
-    _kind     string   S: the tick's final state; N: derived by @next for tick+1;
-                       M: a message sent at _tick
+    _kind     string   the row kinds of the engine's pack (sparkdedalus.spark.columns):
+                       S the tick's final state; N derived by @next for tick+1;
+                       M a message sent at _tick
     _op       tinyint  +1 the row appears at _tick, -1 it disappears (messages: +1)
     _arrival  bigint   messages: the arrival tick, NULL when the network lost it
     _src      string   messages: the sender's location
@@ -24,8 +25,6 @@ import os
 
 TICK, KIND, OP, ARRIVAL, SRC = "_tick", "_kind", "_op", "_arrival", "_src"
 BOOKKEEPING = (TICK, KIND, OP, ARRIVAL, SRC)
-#: the row kinds (the same letters as the engine's pack, sparkdedalus.spark.pack)
-STATE, NEXT, MESSAGE = "S", "N", "M"
 
 
 def table_path(run_directory: str, relation: str) -> str:

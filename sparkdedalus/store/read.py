@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 
 from sparkdedalus.store.errors import StoreError
-from sparkdedalus.store.layout import ARRIVAL, KIND, MESSAGE, OP, SRC, STATE, TICK, table_path
+from sparkdedalus.spark.columns import MESSAGE, STATE
+from sparkdedalus.store.layout import ARRIVAL, KIND, OP, SRC, TICK, table_path
 from sparkdedalus.store.manifest import Manifest
 from sparkdedalus.store.manifest import load as _load_manifest
 
@@ -164,11 +165,11 @@ def _row_list(table) -> list:
 
 def messages(path: str, sent: int | None = None) -> list:
     """Messages sent up to the last committed tick (only those sent at `sent`
-    when given), as `sparkdedalus.reference.Message(relation, row, src,
+    when given), as `sparkdedalus.network.Message(relation, row, src,
     send_tick, arrival)` with arrival None for a lost message; the destination
     is `row[0]`. Sorted by send tick, relation, row, sender."""
     from sparkdedalus.output import sort_key
-    from sparkdedalus.reference.trace import Message
+    from sparkdedalus.network import Message
     found = manifest(path)
     upto = found.last_tick if sent is None else _tick(found, sent)
     out = []

@@ -1,0 +1,21 @@
+"""Names the engine's frames share with the store (no pyspark: the store's
+JVM-free readers import it).
+
+A relation's rows are columns `c0..cn-1` (`relation_columns`); a message also
+carries its sender in `SOURCE_COLUMN`. A pack row has a kind: `STATE` (a fact of
+the tick's final state), `NEXT` (derived by @next for the next tick) or
+`MESSAGE` (sent this tick).
+
+>>> relation_columns(3)
+['c0', 'c1', 'c2']
+"""
+
+from __future__ import annotations
+
+SOURCE_COLUMN = "__src"
+STATE, NEXT, MESSAGE = "S", "N", "M"
+
+
+def relation_columns(arity: int) -> list[str]:
+    """Column names of a relation's frame inside the engine."""
+    return [f"c{i}" for i in range(arity)]
