@@ -4,8 +4,8 @@ Every analysis verdict carries its reasons as a tuple of `Reason`, and turns
 into JSON with `to_json()` (docs/analyses.md).
 
 >>> from sparkdedalus.syntax.ast import Pos
->>> str(Reason("negates 'acks'", Pos("a.ded", 3, 7)))
-'a.ded:3:7: negates \\'acks\\''
+>>> print(Reason("negates acks", Pos("a.ded", 3, 7)))
+a.ded:3:7: negates acks
 >>> Reason("no rule reads it").to_json()
 {'message': 'no rule reads it', 'where': None}
 """
