@@ -1,4 +1,4 @@
-"""Parsing every construct of the dialect (docs: shared/design/dialect.md) into
+"""Parsing every construct of the dialect (docs/language.md) into
 the AST. Expected trees are written by hand; AST equality ignores positions,
 positions are asserted separately where they matter."""
 

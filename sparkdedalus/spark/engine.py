@@ -112,7 +112,8 @@ class Engine:
         `inputs_dir` (default: the declaring file's directory). Without
         `keep_history` only the last tick (and ticks read by `r(..)@k` atoms) stay
         in memory. `partitions` fixes the number of partitions (default: sized to
-        the data, one below 200,000 rows, at most the session's shuffle partitions). `progress(tick, stats)` is called after
+        the data, one below 200,000 rows, at most the session's shuffle partitions
+        and at most 64; a fixed number is not capped). `progress(tick, stats)` is called after
         each tick.
 
         With `store` (a run directory, see docs/storage.md) every tick is

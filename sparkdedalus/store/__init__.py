@@ -1,7 +1,7 @@
 """Delta persistence of runs: a run directory per run, one Delta table per relation.
 
     from sparkdedalus.store import Store
-    from sparkdedalus.store import read          # JVM-free readers (deltalake, pyarrow)
+    from sparkdedalus.store import read          # JVM-free readers (deltalake)
 
 - `Store` (store.py): open/resume a run directory, commit ticks, rebuild packs
   and relations with Spark.
