@@ -183,12 +183,13 @@ def _var_columns(atom) -> list:
 
 def _dependencies_between(terms: RuleTerms, a, b) -> dict:
     """{(col of a, col of b, via): reasons}: b's column = via(a's column), in
-    this rule, other than two columns bound to the same variable."""
+    this rule. Within one atom (an FD) a shared variable counts; between two
+    (a CD) it does not: that is a shared key."""
     found = {}
     for i, x in _var_columns(a):
         reach = terms.chains(x)
         for j, y in _var_columns(b):
-            if (a is b and i == j) or x == y:
+            if (i == j) if a is b else (x == y):
                 continue
             for via, node, why in reach:
                 if node == terms.find(y):

@@ -32,7 +32,7 @@ holding node addresses come last among the candidates (few distinct values).
 ... want("l", 3);''')
 >>> policy = distribution_policy(p, "c")
 >>> policy.method, policy.keys()
-('co-hashing', {'vote': 'c2', 'n': 'c1'})
+('co-hashing', {'n': 'c1', 'vote': 'c2'})
 """
 
 from __future__ import annotations
