@@ -4,6 +4,8 @@ as `keys()` shows it: `"c2"`, `"hash(val)"`."""
 
 import json
 
+import pytest
+
 from sparkdedalus import Program
 from sparkdedalus.analysis.partitioning import distribution_policy
 
@@ -145,7 +147,8 @@ def test_two_phase_commit_components_partition_by_transaction():
 
 def test_negation_needs_the_key_negative():
     # 4.1 (c): an antijoin shares keys; notin ban(L, _) binds no key of ban, so ban
-    # shares none with req nor with the head ok (the pair named first, alphabetically). ban is rarely written: replicating it lets req and ok partition.
+    # shares none with req nor with the head ok (the pair named first, alphabetically).
+    # ban is rarely written: replicating it lets req and ok partition.
     program = Program.parse("component c {\n  ok(L, X) :- req(L, X), notin ban(L, _);\n"
                             "  out(L, X)@async :- ok(L, X); }", "neg.ded")
     policy = distribution_policy(program, "c")
@@ -156,8 +159,8 @@ def test_negation_needs_the_key_negative():
 
 def test_grouping_needs_the_key_and_partial_partitioning_applies():
     # 4.1 (b): hit groups by X, but seen meets probe on Y: no key serves both (and no
-    # function relates X and Y); the first pair sharing no key is hit (X) and probe (Y). Replicating the input probe (4.3) leaves seen and hit
-    # keyed by X; replicating `in` instead would not help (rule 3 still conflicts).
+    # function relates X and Y); the first pair sharing no key is hit (X) and probe (Y).
+    # Replicating the input probe (4.3) leaves seen and hit keyed by X; replicating `in` instead would not help (rule 3 still conflicts).
     program = Program.parse("component c {\n  seen(L, X, Y) :- in(L, X, Y);\n"
                             "  hit(L, X, count<Y>) :- seen(L, X, Y), probe(L, Y);\n"
                             "  report(L, X, N)@async :- hit(L, X, N); }", "grp.ded")
@@ -181,6 +184,11 @@ def test_two_rules_needing_different_keys_negative():
         "two.ded:2:3: these rules need different keys of a (co-hashing, 4.1)",
         "two.ded:3:3: these rules need different keys of a (co-hashing, 4.1)"]
     assert policy.method == "partial" and len(policy.replicate) == 1
+
+
+def test_unknown_component():
+    with pytest.raises(ValueError, match="no component 'nope'"):
+        distribution_policy(Program.from_files(RUNNING), "nope")
 
 
 def test_no_policy_at_all_negative():

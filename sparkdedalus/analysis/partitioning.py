@@ -290,7 +290,10 @@ def distribution_policy(program, component: str | None = None, rules=None) -> Di
     treated as one (`component` then only names it)."""
     if rules is None:
         rules = [r.index for r in program.rules if r.component == component]
-        inputs = next(c.inputs for c in component_roles(program) if c.name == component)
+        roles = [c for c in component_roles(program) if c.name == component]
+        if not roles:
+            raise ValueError(f"no component {component!r}")
+        inputs = roles[0].inputs
     else:
         chosen = [program.rules[i] for i in rules if not program.rules[i].persistence]
         inputs = ({a.name for r in chosen for a in r.positive_atoms + r.negated_atoms}
@@ -355,7 +358,8 @@ def _relation_policies(program, keyed, solution, problem, replicated) -> tuple:
                         for rule, _, atoms in problem.rules if any(n == relation for n, _ in atoms))
             out.append(RelationPolicy(relation, column, columns[column], via, why))
         elif relation in replicated:
-            out.append(RelationPolicy(relation, None, None, (), (Reason("replicated: every partition holds all its facts (4.3)"),)))
+            why = Reason("replicated: every partition holds all its facts (4.3)")
+            out.append(RelationPolicy(relation, None, None, (), (why,)))
         elif solution is not None and problem.candidates[relation]:  # no rule relates it: any key will do
             column, via = problem.candidates[relation][0]
             out.append(RelationPolicy(relation, column, columns[column], via,
