@@ -160,7 +160,8 @@ def test_negation_needs_the_key_negative():
 def test_grouping_needs_the_key_and_partial_partitioning_applies():
     # 4.1 (b): hit groups by X, but seen meets probe on Y: no key serves both (and no
     # function relates X and Y); the first pair sharing no key is hit (X) and probe (Y).
-    # Replicating the input probe (4.3) leaves seen and hit keyed by X; replicating `in` instead would not help (rule 3 still conflicts).
+    # Replicating the input probe (4.3) leaves seen and hit keyed by X; replicating
+    # `in` instead would not help (rule 3 still conflicts).
     program = Program.parse("component c {\n  seen(L, X, Y) :- in(L, X, Y);\n"
                             "  hit(L, X, count<Y>) :- seen(L, X, Y), probe(L, Y);\n"
                             "  report(L, X, N)@async :- hit(L, X, N); }", "grp.ded")
