@@ -285,7 +285,7 @@ def test_unknown_component_or_foreign_rules(running):
 
 def test_candidate_json(running):
     (c,) = [c for c in decouplings(running, "leader") if c.rules == tuple(at(running, 51))]
-    data = c.to_json(running)
+    data = c.to_json()
     assert data["rules"] == [{"index": at(running, 51)[0], "head": "toStorage", "where": f"{RUNNING}:51:3"}]
     functional = data["preconditions"][2]
     assert (functional["rewrite"], functional["applies"]) == ("functional", True)

@@ -52,6 +52,8 @@ REWRITES = ("mutually independent", "monotonic", "functional", "state machine", 
 class Candidate:
     component: str
     rules: tuple  # indices of the rules split off (C2), ascending
+    heads: tuple  # their head relations
+    wheres: tuple  # their positions, `file:line:col`
     found_by: str  # "given", "independent part", "downstream of R", "upstream of R"
     preconditions: tuple  # one Precondition per rewrite, in REWRITES order
 
@@ -59,10 +61,9 @@ class Candidate:
     def applicable(self) -> tuple:
         return tuple(p.rewrite for p in self.preconditions if p.applies)
 
-    def to_json(self, program) -> dict:
+    def to_json(self) -> dict:
         return {"component": self.component, "found_by": self.found_by,
-                "rules": [{"index": i, "head": program.rules[i].head.name, "where": str(program.rules[i].pos)}
-                          for i in self.rules],
+                "rules": [{"index": i, "head": h, "where": w} for i, h, w in zip(self.rules, self.heads, self.wheres)],
                 "rewrites": list(self.applicable), "preconditions": [p.to_json() for p in self.preconditions]}
 
 
@@ -74,15 +75,17 @@ def decoupling(program, component: str, split, found_by: str = "given") -> Candi
     if not set(split) <= set(rules):
         raise ValueError(f"rules {sorted(set(split) - set(rules))} are not rules of component {component!r}")
     stay = tuple(i for i in rules if i not in split)
-    c1_first = independence(program, stay, split)
-    c1_first = (c1_first.independent, c1_first.reasons)
+    stay_first = independence(program, stay, split)
+    stay_first = (stay_first.independent, stay_first.reasons)
     mutual = mutual_independence(program, stay, split)
     mono, func, sm = monotonicity(program, split), functional(program, split), state_machine(program, split)
-    return Candidate(component, split, found_by, (
+    heads = tuple(program.rules[i].head.name for i in split)
+    wheres = tuple(str(program.rules[i].pos) for i in split)
+    return Candidate(component, split, heads, wheres, found_by, (
         precondition("mutually independent", (mutual.independent, mutual.reasons)),
-        precondition("monotonic", c1_first, (mono.monotone, mono.reasons)),
-        precondition("functional", c1_first, (func.functional, func.reasons)),
-        precondition("state machine", c1_first, (sm.state_machine, sm.reasons)),
+        precondition("monotonic", stay_first, (mono.monotone, mono.reasons)),
+        precondition("functional", stay_first, (func.functional, func.reasons)),
+        precondition("state machine", stay_first, (sm.state_machine, sm.reasons)),
         asymmetric(program, stay, split)))
 
 

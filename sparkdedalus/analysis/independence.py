@@ -80,7 +80,7 @@ def independence(program, first, second) -> Independence:
     reasons = _dependence(program, first, second)
     if reasons:
         return Independence(False, tuple(reasons))
-    return Independence(True, (Reason("the first rules read nothing the second derive"),))
+    return Independence(True, (Reason("the rules read nothing the other rules derive"),))
 
 
 def mutual_independence(program, first, second) -> Independence:
