@@ -5,6 +5,7 @@ console script and a check that the front end never imports pyspark."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -209,17 +210,51 @@ sent over the network (@async): fwd
 persisted: seen
 cycles through negation or aggregation across ticks: late
 components:
-  main: inputs -; outputs -
-  tally: inputs agent, vote; outputs missing, votes
-  relay: inputs peer, votes; outputs -
-warnings: 0
+  main: no rules
+  tally: 3 rule(s); inputs agent, vote; outputs missing, votes
 """
+# By hand, the partitioning of each component (paper 4.1, 4.3): in tally, seen is
+# keyed by the agent (its only attribute), so vote must be keyed by the agent too,
+# while votes groups vote by the ballot: two keys of vote, so no policy without
+# replicating vote. In relay every atom carries the ballot B: co-hashing by it.
+EXPLAIN_POLICIES = [
+    "    partitioning (partial): seen by c1, votes by c1, missing by c1\n      replicate: vote\n",
+    "  relay: 2 rule(s); inputs peer, votes; outputs -\n"
+    "    partitioning (co-hashing): votes by c1, fwd by c1, late by c1\n",
+]
 
 
 def test_explain(tmp_path, capsys):
     path = write(tmp_path, "x.ded", EXPLAIN_PROGRAM)
     assert cli.main(["explain", path]) == 0
-    assert capsys.readouterr().out == EXPLAIN_OUTPUT
+    out = capsys.readouterr().out
+    assert out.startswith(EXPLAIN_OUTPUT)
+    for text in EXPLAIN_POLICIES:
+        assert text in out
+    assert out.endswith("warnings: 0\n")
+
+
+def test_explain_json_and_one_component(tmp_path, capsys):
+    path = write(tmp_path, "x.ded", EXPLAIN_PROGRAM)
+    assert cli.main(["explain", path, "--format", "json", "--component", "relay"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == 1 and [c["name"] for c in data["components"]] == ["relay"]
+    relay = data["components"][0]
+    assert [r["head"] for r in relay["rules"]] == ["fwd", "late"]  # lines 9 and 10, by hand
+    assert relay["rules"][0]["where"] == f"{path}:9:3"
+    policy = relay["distribution_policy"]
+    assert (policy["method"], policy["partitioned"], policy["replicate"]) == ("co-hashing", True, [])
+    assert {name: rp["name"] for name, rp in policy["relations"].items()} == {"votes": "c1", "fwd": "c1", "late": "c1"}
+    assert data["persisted"] == ["seen"] and data["async"] == ["fwd"] and data["next"] == ["late"]
+
+
+def test_explain_bad_options_are_one_line_exit_2(tmp_path, capsys):
+    path = write(tmp_path, "x.ded", EXPLAIN_PROGRAM)
+    assert cli.main(["explain", path, "--component", "nope"]) == 2
+    assert capsys.readouterr().err == ("sparkdedalus: error: --component: unknown component 'nope' "
+                                       "(components: main, tally, relay)\n")
+    assert cli.main(["explain", path, "--format", "yaml"]) == 2
+    assert capsys.readouterr().err == "sparkdedalus: error: --format: expected one of text, json, got 'yaml'\n"
 
 
 def test_explain_example_mentions_relations_strata_persistence_components(capsys):
@@ -231,7 +266,7 @@ def test_explain_example_mentions_relations_strata_persistence_components(capsys
     assert "  0: log  (non-recursive, 1 rule(s))\n" in out
     assert "sent over the network (@async): log\n" in out
     assert "persisted: log, node\n" in out
-    assert "  main: inputs bcast, node; outputs log\n" in out
+    assert "  main: 2 rule(s); inputs bcast, node; outputs log\n" in out
 
 
 def test_explain_fails_like_check_on_a_bad_program(tmp_path, capsys):

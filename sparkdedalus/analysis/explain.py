@@ -1,47 +1,135 @@
-"""A readable report of a checked program: relations, roles, strata, components.
+"""The report of `sparkdedalus explain`: relations, strata, and per component
+its roles, distribution policy and decoupling candidates, with reasons.
+
+`report(program)` is the data (the JSON of `explain --format json`, schema in
+docs/analyses.md); `explain(program)` renders the same data as text.
 
 >>> from sparkdedalus import Program
->>> print(explain(Program.parse('p(N, X)@next :- p(N, X); p("a", 1)@1;')).splitlines()[1])
+>>> p = Program.parse('p(N, X)@next :- p(N, X); p("a", 1)@1;')
+>>> print(explain(p).splitlines()[1])
   p(loc: string, c1: int)  EDB, persisted
+>>> report(p)["components"][0]["name"]
+'main'
 """
 
 from __future__ import annotations
 
-from sparkdedalus.checks.dependencies import dependency_graph
+from sparkdedalus.analysis.decoupling import decouplings
+from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
+from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.checks.stratification import temporal_cycles
+
+#: the version of the JSON schema (docs/analyses.md); bumped when a field changes meaning
+SCHEMA = 1
+
+
+def report(program, component: str | None = None) -> dict:
+    """The analyses of `program` as JSON data; with `component`, that
+    component only (a `ValueError` names an unknown one)."""
+    if component is not None and component not in program.components:
+        raise ValueError(f"unknown component '{component}' (components: {', '.join(program.components)})")
+    derived = {r.head.name for r in program.rules if not r.persistence}
+    inputs = {i.name for i in program.inputs}
+    relations = []
+    for rel in program.relations.values():
+        roles = ["IDB" if rel.name in derived else "EDB"]
+        roles += ["persisted"] if rel.name in program.persisted else []
+        roles += ["input"] if rel.name in inputs else []
+        relations.append({"name": rel.name, "columns": [{"name": c, "type": t} for c, t in zip(rel.columns, rel.types)],
+                          "roles": roles})
+    strata = [{"index": s.index, "relations": sorted({program.rules[i].head.name for i in s.rules}),
+               "recursive": s.recursive, "rules": len(s.rules)} for s in program.strata]
+    components = [_component(program, roles) for roles in component_roles(program)
+                  if component is None or roles.name == component]
+    return {
+        "schema": SCHEMA,
+        "relations": relations,
+        "strata": strata,
+        "next": sorted({r.head.name for r in program.rules if r.delivery == "next" and not r.persistence}),
+        "async": sorted({r.head.name for r in program.rules if r.delivery == "async"}),
+        "persisted": sorted(program.persisted),
+        "temporal_cycles": [list(c) for c in temporal_cycles(list(program.relations),
+                                                             dependency_graph(program.rules))],
+        "components": components,
+        "warnings": len(program.warnings),
+    }
+
+
+def _component(program, roles) -> dict:
+    return {
+        "name": roles.name,
+        "rules": [{"index": i, "head": program.rules[i].head.name, "where": str(program.rules[i].pos)}
+                  for i in roles.rules],
+        "inputs": sorted(roles.inputs),
+        "outputs": sorted(roles.outputs),
+        "references": sorted(roles.references),
+        "distribution_policy": distribution_policy(program, roles.name).to_json(),
+        "decouplings": [c.to_json() for c in decouplings(program, roles.name)],
+    }
+
+
+def explain(program, component: str | None = None) -> str:
+    """`report(program, component)` as text for a terminal."""
+    data = report(program, component)
+    lines = ["relations:"]
+    for rel in data["relations"]:
+        cols = ", ".join(f"{c['name']}: {c['type']}" for c in rel["columns"])
+        lines.append(f"  {rel['name']}({cols})  {', '.join(rel['roles'])}")
+    lines.append("strata (same tick, in evaluation order):")
+    for s in data["strata"]:
+        kind = "recursive" if s["recursive"] else "non-recursive"
+        lines.append(f"  {s['index']}: {_names(s['relations'])}  ({kind}, {s['rules']} rule(s))")
+    lines.append(f"derived for the next tick (@next): {_names(data['next'])}")
+    lines.append(f"sent over the network (@async): {_names(data['async'])}")
+    lines.append(f"persisted: {_names(data['persisted'])}")
+    lines.append("cycles through negation or aggregation across ticks: "
+                 + ("; ".join(" <-> ".join(c) for c in data["temporal_cycles"]) or "-"))
+    lines.append("components:")
+    for comp in data["components"]:
+        lines += _component_text(comp)
+    lines.append(f"warnings: {data['warnings']}")
+    return "\n".join(lines)
+
+
+def _component_text(comp: dict) -> list[str]:
+    if not comp["rules"]:
+        return [f"  {comp['name']}: no rules"]
+    lines = [f"  {comp['name']}: {len(comp['rules'])} rule(s); inputs {_names(comp['inputs'])}; "
+             f"outputs {_names(comp['outputs'])}"]
+    policy = comp["distribution_policy"]
+    keyed = {name: _key(rp) for name, rp in policy["relations"].items() if rp is not None}
+    if policy["partitioned"]:
+        keys = ", ".join(f"{name} by {key}" for name, key in keyed.items()) or "-"
+        lines.append(f"    partitioning ({policy['method']}): {keys}")
+        if policy["replicate"]:
+            lines.append(f"      replicate: {_names(policy['replicate'])}")
+    else:
+        lines.append("    partitioning: none")
+    if not policy["partitioned"] or policy["method"] != "co-hashing":
+        lines += [f"      {_reason(r)}" for r in policy["reasons"][:3]]
+    lines.append("    decoupling candidates:" if comp["decouplings"] else "    decoupling candidates: -")
+    for cand in comp["decouplings"]:
+        heads = ", ".join(dict.fromkeys(r["head"] for r in cand["rules"]))
+        if cand["rewrites"]:
+            lines.append(f"      {{{heads}}} ({cand['found_by']}): {', '.join(cand['rewrites'])}")
+        else:
+            first = next((r for p in cand["preconditions"] for r in p["reasons"]), None)
+            why = f"; e.g. {_reason(first)}" if first else ""
+            lines.append(f"      {{{heads}}} ({cand['found_by']}): no rewrite{why}")
+    return lines
+
+
+def _key(rp: dict) -> str:
+    key = rp["name"]
+    for f in rp["via"]:
+        key = f"{f}({key})"
+    return key
+
+
+def _reason(reason: dict) -> str:
+    return reason["message"] if reason["where"] is None else f"{reason['where']}: {reason['message']}"
 
 
 def _names(items) -> str:
     return ", ".join(sorted(items)) or "-"
-
-
-def explain(program) -> str:
-    lines = ["relations:"]
-    derived = {r.head.name for r in program.rules if not r.persistence}
-    for rel in program.relations.values():
-        cols = ", ".join(f"{c}: {t}" for c, t in zip(rel.columns, rel.types))
-        roles = ["IDB" if rel.name in derived else "EDB"]
-        if rel.name in program.persisted:
-            roles.append("persisted")
-        if any(i.name == rel.name for i in program.inputs):
-            roles.append("input")
-        lines.append(f"  {rel.name}({cols})  {', '.join(roles)}")
-    lines.append("strata (same tick, in evaluation order):")
-    for stratum in program.strata:
-        kind = "recursive" if stratum.recursive else "non-recursive"
-        derived = sorted({program.rules[i].head.name for i in stratum.rules})
-        lines.append(f"  {stratum.index}: {_names(derived)}  ({kind}, {len(stratum.rules)} rule(s))")
-    carried = sorted({r.head.name for r in program.rules if r.delivery == "next" and not r.persistence})
-    sent = sorted({r.head.name for r in program.rules if r.delivery == "async"})
-    lines.append(f"derived for the next tick (@next): {_names(carried)}")
-    lines.append(f"sent over the network (@async): {_names(sent)}")
-    lines.append(f"persisted: {_names(program.persisted)}")
-    cycles = temporal_cycles(list(program.relations), dependency_graph(program.rules))
-    lines.append("cycles through negation or aggregation across ticks: "
-                 + ("; ".join(" <-> ".join(c) for c in cycles) if cycles else "-"))
-    lines.append("components:")
-    for roles in component_roles(program):
-        lines.append(f"  {roles.name}: inputs {_names(roles.inputs)}; outputs {_names(roles.outputs)}")
-    lines.append(f"warnings: {len(program.warnings)}")
-    return "\n".join(lines)

@@ -1,19 +1,36 @@
-"""`sparkdedalus explain FILE...`: relations, types, roles, strata and
-components of a checked program (`sparkdedalus.analysis.explain`)."""
+"""`sparkdedalus explain FILE... [--component NAME] [--format text|json]`: the
+relations, strata and, per component, the analyses' verdicts with their
+reasons (`sparkdedalus.analysis.explain`; the JSON schema is in docs/analyses.md)."""
 
 from __future__ import annotations
 
+import json
+
+from sparkdedalus.errors import UsageError
 from sparkdedalus.shell import check
+
+FORMATS = ("text", "json")
 
 
 def add_parser(commands) -> None:
-    parser = commands.add_parser("explain", help="relations, types, roles, strata, components")
+    parser = commands.add_parser("explain", help="relations, strata, and per component the analyses' verdicts")
     parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument("--component", metavar="NAME", help="report on this component only")
+    parser.add_argument("--format", default="text", help="text (default) or json")
     check.add_hidden_strict(parser)
     parser.set_defaults(handler=handle)
 
 
 def handle(args) -> int:
-    from sparkdedalus.analysis.explain import explain
-    print(explain(check.load(args)))
+    from sparkdedalus.analysis.explain import explain, report
+    if args.format not in FORMATS:
+        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
+    program = check.load(args)
+    if args.component is not None and args.component not in program.components:
+        raise UsageError(f"--component: unknown component '{args.component}' "
+                         f"(components: {', '.join(program.components)})")
+    if args.format == "json":
+        print(json.dumps(report(program, args.component), indent=2))
+    else:
+        print(explain(program, args.component))
     return 0
