@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from program_generator import SMALL, programs
 from sparkdedalus import Program
-from sparkdedalus.analysis.confluence import confluence, constant_relations
+from sparkdedalus.analysis.confluence import confluence
+from sparkdedalus.analysis.roles import constant_relations
 from sparkdedalus.network import Network, Uniform
 from sparkdedalus.reference import run
 

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 from sparkdedalus.analysis.growth import growing_relations
 from sparkdedalus.analysis.reasons import Reason
+from sparkdedalus.analysis.roles import constant_relations
 from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import Pos
@@ -106,26 +107,6 @@ class Confluence:
     def to_json(self) -> dict:
         return {"confluent": self.confluent, "points_of_order": [p.to_json() for p in self.points_of_order],
                 "reasons": [r.to_json() for r in self.reasons]}
-
-
-def constant_relations(program) -> frozenset:
-    """Relations with the same facts at every tick (see the module docstring)."""
-    inputs = {i.name for i in program.inputs}
-    timed = {f.atom.name for f in program.facts
-             if f.tick is not None and not (f.tick == 1 and f.atom.name in program.persisted)}
-    constant = set(program.relations) - inputs - timed
-    changed = True
-    while changed:  # the greatest set closed under the conditions
-        changed = False
-        for name in sorted(constant):
-            for rule in program.defining_rules(name):
-                atoms = rule.positive_atoms + rule.negated_atoms
-                if not rule.persistence and (rule.delivery != "now" or any(
-                        a.time is not None or a.name not in constant for a in atoms)):
-                    constant.discard(name)
-                    changed = True
-                    break
-    return frozenset(constant)
 
 
 def confluence(program) -> Confluence:

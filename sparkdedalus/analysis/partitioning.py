@@ -42,7 +42,7 @@ from itertools import combinations
 
 from sparkdedalus.analysis.functional_dependencies import RuleTerms, relation_fds
 from sparkdedalus.analysis.reasons import Reason
-from sparkdedalus.analysis.roles import component_roles
+from sparkdedalus.analysis.roles import component_roles, constant_relations
 from sparkdedalus.program import CRASH
 from sparkdedalus.syntax import ast
 
@@ -104,24 +104,11 @@ class DistributionPolicy:
 
 
 def static_relations(program) -> frozenset:
-    """Relations known in full at every tick: facts without a tick (no `.input`,
-    not `crash`), and what `now` rules derive from such relations only. A
-    relation with neither facts nor rules is not static: it comes from outside."""
-    stamped = {f.atom.name for f in program.facts if f.tick is not None}
-    static = ({f.atom.name for f in program.facts} | program.idb) - stamped - {d.name for d in program.inputs} - {CRASH}
-    changed = True
-    while changed:
-        changed = False
-        for name in sorted(static):
-            for rule in program.defining_rules(name):
-                atoms = rule.positive_atoms + rule.negated_atoms
-                if not rule.persistence and (rule.delivery != "now" or any(
-                        a.name not in static or a.time is not None for a in atoms)):
-                    static.discard(name)
-                    changed = True
-                    break
-    return frozenset(static)
-
+    """Relations known in full at every tick that the program itself fills:
+    constant relations (`roles.constant_relations`) with facts or rules, `crash`
+    excepted. A relation with neither facts nor rules comes from outside."""
+    filled = {f.atom.name for f in program.facts} | program.idb
+    return constant_relations(program, outside=(set(program.relations) - filled) | {CRASH})
 
 def address_columns(program) -> frozenset:
     """(relation, column) pairs that hold node addresses: bound to a rule's

@@ -5,10 +5,10 @@ the inputs — relations read but not derived — and the outputs — relations
 derived but not read. Identity persistence rules (`r@next :- r`) neither read
 nor derive for this purpose: they carry state, they do not connect rules.
 
-*Constant* relations hold the same facts at every tick and location: EDB
-relations whose facts are all untimed, and relations derived only by
-same-tick rules from constant relations (like `numStorage(L, count<N>) :-
-storageNode(L, N)`). Like the paper's EDB and function relations, any node
+*Constant* relations hold the same facts at every tick and location: no
+`.input`, no fact at a tick (tick 1 allowed when the relation is persisted),
+and only same-tick rules over constant relations (like `numStorage(L,
+count<N>) :- storageNode(L, N)`); `crash` is constant within a run. Like the paper's EDB and function relations, any node
 may hold or recompute them, so they are no references: the decoupling
 analyses ignore them.
 
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sparkdedalus.program import BUILTIN_RELATIONS
 
 
 @dataclass(frozen=True)
@@ -44,23 +43,25 @@ class ComponentRoles:
         return self.references - self.derived
 
 
-def constant_relations(program) -> frozenset:
-    """Relations with the same facts at every tick (see the module docstring)."""
-    timed = {f.atom.name for f in program.facts if f.tick is not None}
-    fed = timed | {i.name for i in program.inputs} | set(BUILTIN_RELATIONS)
-    constant = set(program.edb) - fed
+def constant_relations(program, outside=frozenset()) -> frozenset:
+    """Relations with the same facts at every tick (see the module docstring);
+    relations in `outside` are taken to change, like inputs."""
+    inputs = {i.name for i in program.inputs} | set(outside)
+    timed = {f.atom.name for f in program.facts
+             if f.tick is not None and not (f.tick == 1 and f.atom.name in program.persisted)}
+    constant = set(program.relations) - inputs - timed
     changed = True
-    while changed:
+    while changed:  # the greatest set closed under the conditions
         changed = False
-        for name in sorted(program.idb - constant - fed):
-            rules = program.defining_rules(name)
-            if all(r.delivery == "now" and all(a.time is None and a.name in constant
-                                               for a in r.positive_atoms + r.negated_atoms)
-                   for r in rules):
-                constant.add(name)
-                changed = True
+        for name in sorted(constant):
+            for rule in program.defining_rules(name):
+                atoms = rule.positive_atoms + rule.negated_atoms
+                if not rule.persistence and (rule.delivery != "now" or any(
+                        a.time is not None or a.name not in constant for a in atoms)):
+                    constant.discard(name)
+                    changed = True
+                    break
     return frozenset(constant)
-
 
 def rule_set_roles(program, indices, name: str = "", constant=None) -> ComponentRoles:
     """The roles of the rules `indices` (persistence rules among them are
