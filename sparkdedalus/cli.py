@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
 def add_check_arguments(check) -> None:
     """The arguments and handler of `check` (also jobs/check_program.py)."""
     check.add_argument("files", nargs="+", metavar="FILE")
-    check.add_argument("--strict", action="store_true", help="global observer rules are errors, not warnings")
+    check.add_argument("--strict", action="store_true",
+                       help="global observer rules and variables only in negated atoms are errors, not warnings")
     check.set_defaults(handler=_check)
 
 

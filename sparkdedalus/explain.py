@@ -26,6 +26,8 @@ def explain(program) -> str:
             roles.append("persisted")
         if any(i.name == rel.name for i in program.inputs):
             roles.append("input")
+        if rel.auxiliary:
+            roles.append(f"auxiliary: what the negated atom at {rel.pos} reads")
         lines.append(f"  {rel.name}({cols})  {', '.join(roles)}")
     lines.append("strata (same tick, in evaluation order):")
     for stratum in program.strata:

@@ -91,9 +91,12 @@ BAD_PROGRAMS = [
     ("unbound-in-head-expression",
      'p(X, Y + 1) :- q(X);\nq("a");\n',
      [(1, 6, f"variable 'Y' in the head {UNBOUND}")]),
-    ("unbound-in-negated-atom",
-     'r(X) :- q(X), notin s(X, Z);\nq("a");\ns("a", "b");\n',
+    ("unbound-in-negated-atom-and-comparison",
+     'r(X) :- q(X), notin s(X, Z), Z > 1;\nq("a");\ns("a", 2);\n',
      [(1, 26, f"variable 'Z' in a negated atom {UNBOUND}")]),
+    ("unbound-in-negated-atom-and-head",
+     'r(X, Z) :- q(X), notin s(X, Z);\nq("a");\ns("a", "b");\n',
+     [(1, 6, f"variable 'Z' in the head {UNBOUND}")]),
     ("unbound-in-comparison",
      'p(X) :- q(X), Y > 1;\nq("a");\n',
      [(1, 15, f"variable 'Y' in a comparison {UNBOUND}")]),
@@ -282,6 +285,22 @@ def test_negated_atom_at_another_location_is_global():
                                      "a global observer rule, never decoupled or partitioned")]
 
 
+EXISTENTIAL = "occurs only in negated atoms, so it is existential (any value, like '_'); a typo?"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('r(X) :- q(X), notin s(X, Z);\nq("a");\ns("a", "b");\n', [(1, 26, "Z")]),
+    # repeated in one atom, and shared by two atoms: one warning, at the first occurrence
+    ('r(X) :- q(X), !s(X, P, P), !t(X, P);\nq("a");\ns("a", 1, 1);\nt("a", 2);\n', [(1, 21, "P")]),
+    ('r(X) :- q(X), !s(X, P, Q, P);\nq("a");\ns("a", 1, 2, 1);\n', [(1, 21, "P"), (1, 24, "Q")]),
+])
+def test_variable_only_in_negated_atoms_is_existential_with_a_warning(text, expected):
+    assert warnings(text) == [(line, col, f"variable '{name}' {EXISTENTIAL}") for line, col, name in expected]
+    assert errors(text) == []
+    assert errors(text, strict=True) == [(line, col, f"variable '{name}' {EXISTENTIAL}")
+                                         for line, col, name in expected]
+
+
 def test_undefined_relation_is_a_warning():
     text = 'p(X) :- q(X), notin gone(X);\nq2(X) :- q(X);\n'
     assert warnings(text) == [(1, 9, "relation 'q' is used but never defined; it is empty"),
@@ -306,7 +325,7 @@ def test_several_syntax_errors_are_all_reported():
 
 def test_several_check_errors_are_all_reported():
     text = ('p(X, Y) :- q(X);\n'
-            'r(X) :- q(X), notin s(X, Z);\n'
+            'r(X) :- q(X), notin s(X, Z), Z != "b";\n'
             't(X, 1) :- q(X);\n'
             't(X, "a") :- q(X);\n'
             'q("a");\ns("a", "b");\n')
@@ -398,10 +417,22 @@ def test_rendered_syntax_error_puts_the_caret_after_the_statement():
 
 
 def test_cli_check_renders_diagnostics(tmp_path, capsys):
-    path = write(tmp_path, "bad.ded", 'q("a");\np(X) :- q(X), notin r(X, Z);\nr("a", 1);\n')
+    path = write(tmp_path, "bad.ded", 'q("a");\np(X) :- q(X), notin r(X, Z), Z > 0;\nr("a", 1);\n')
     assert cli.main(["check", path]) == 1
     err = capsys.readouterr().err
     assert err == (f"{path}:2:26: error: variable 'Z' in a negated atom is not bound by a positive body atom\n"
-                   "  p(X) :- q(X), notin r(X, Z);\n"
+                   "  p(X) :- q(X), notin r(X, Z), Z > 0;\n"
                    "                           ^\n"
                    "1 error(s)\n")
+
+
+def test_cli_check_warns_about_an_existential_variable_and_strict_fails(tmp_path, capsys):
+    path = write(tmp_path, "neg.ded", 'q("a");\np(X) :- q(X), notin r(X, Z);\nr("a", 1);\n')
+    header = f"{path}:2:26: warning: variable 'Z' {EXISTENTIAL}"
+    rendered = "\n  p(X) :- q(X), notin r(X, Z);\n                           ^\n"
+    assert cli.main(["check", path]) == 0
+    out, err = capsys.readouterr()
+    assert err == header + rendered
+    assert out.endswith("1 warning(s)\n")
+    assert cli.main(["check", "--strict", path]) == 1
+    assert capsys.readouterr().err == header.replace("warning:", "error:") + rendered + "1 error(s)\n"

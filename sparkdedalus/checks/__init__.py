@@ -13,7 +13,7 @@ from sparkdedalus.analysis.stratification import stratify
 from sparkdedalus.checks.aggregates import check_aggregates
 from sparkdedalus.checks.arity import atom_occurrences, check_arities
 from sparkdedalus.checks.locations import check_locations
-from sparkdedalus.checks.normalize import expand_persist, normalize
+from sparkdedalus.checks.normalize import expand_persist, is_auxiliary, normalize
 from sparkdedalus.checks.safety import check_safety
 from sparkdedalus.checks.types import infer_types
 from sparkdedalus.program import BUILTIN_RELATIONS, Program, Relation
@@ -25,7 +25,7 @@ from udfs.registry import FUNCTIONS
 def build_program(loaded, strict: bool = False) -> Program:
     """Check `loaded` (from `syntax.loader`); raise `DiagnosticError` with all
     errors and warnings, or return the Program (its warnings attached)."""
-    norm = normalize(loaded.statements)
+    norm = normalize(loaded.statements, strict)
     diagnostics: list[Diagnostic] = list(norm.errors)
     arities, errors = check_arities(norm)
     diagnostics += errors
@@ -48,7 +48,7 @@ def build_program(loaded, strict: bool = False) -> Program:
     strata, errors = stratify(list(relations), norm.rules, edges)
     if errors:
         raise DiagnosticError(_unique(diagnostics + errors), loaded.sources)
-    outputs = tuple(o.name for o in norm.outputs) or tuple(relations)
+    outputs = tuple(o.name for o in norm.outputs) or tuple(r for r in relations if not relations[r].auxiliary)
     return Program(
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
         outputs=outputs, strata=strata, components=tuple(norm.components),
@@ -78,7 +78,7 @@ def _relations(norm, arities: dict, types: dict) -> dict:
         if name in BUILTIN_RELATIONS and name not in first_use:
             continue
         relations[name] = Relation(name, columns, types[name], decl.pos if decl else first_use.get(name, ast.NOWHERE),
-                                   declared=decl is not None)
+                                   declared=decl is not None, auxiliary=is_auxiliary(name))
     return relations
 
 
