@@ -336,6 +336,33 @@ def test_several_check_errors_are_all_reported():
     ]
 
 
+NEGATION_CYCLE_ERROR = ("unstratifiable: a cycle through negation within one tick: "
+                        "'p' negates 'p' (rule at t.ded:1:1); break it with @next or @async")
+
+
+@pytest.mark.parametrize("other, error", [
+    # arity: q has 1 argument in the rule, 2 in the fact
+    ('q("a", 1);\n', (2, 1, "relation 'q' has 2 argument(s) here but 1 at t.ded:1:9")),
+    # type: column 2 of r is an int and a string
+    ('r("a", 1);\nr("b", "x");\n', (3, 8, "type conflict: column 2 of 'r' is used as int and as string")),
+    # safety: Y is bound by nothing
+    ('s(X, Y) :- q(X);\nq("a");\n', (2, 6, f"variable 'Y' in the head {UNBOUND}")),
+])
+def test_stratification_errors_are_reported_with_the_other_errors(other, error):
+    # p negates itself within one tick (line 1, column 16: the negated atom)
+    text = 'p(X) :- q(X), !p(X);\n' + other
+    assert errors(text) == sorted([(1, 16, NEGATION_CYCLE_ERROR), error])
+
+
+def test_cli_check_reports_a_stratification_error_with_an_arity_error(tmp_path, capsys):
+    path = write(tmp_path, "both.ded", 'p(X) :- q(X), !p(X);\nq("a", 1);\n')
+    assert cli.main(["check", path]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1:16: error: unstratifiable: a cycle through negation within one tick" in err
+    assert f"{path}:2:1: error: relation 'q' has 2 argument(s) here but 1 at {path}:1:9" in err
+    assert err.endswith("2 error(s)\n")
+
+
 def test_errors_of_several_files_are_reported_together(tmp_path):
     a = write(tmp_path, "a.ded", 'p(X) :- q(X)\n')
     b = write(tmp_path, "b.ded", 'r(X)@5 :- q(X);\n')

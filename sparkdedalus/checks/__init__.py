@@ -1,8 +1,11 @@
 """From loaded source to a checked `Program`, reporting every error in one pass.
 
-Order: normalise, arities, safety, aggregates, types, locations, strata,
-undefined relations. Each check returns diagnostics instead of raising, so a
-program with five mistakes gets five messages.
+Order: normalise, arities, safety, aggregates, types, locations, undefined
+relations, strata. Each check returns diagnostics instead of raising, so a
+program with five mistakes gets five messages. Every check runs on a program
+with errors too: stratification needs only the relation names and the rules'
+shape, which the earlier checks never leave undefined (a relation used with two
+arities is still one relation of the dependency graph).
 """
 
 from __future__ import annotations
@@ -40,14 +43,11 @@ def build_program(loaded, strict: bool = False) -> Program:
         if inp.name not in arities:
             diagnostics.append(Diagnostic(inp.pos, "error",
                                           f"'.input {inp.name}': declare its columns with .decl {inp.name}(...)"))
+    relations = _relations(norm, arities, types)
+    strata, errors = stratify(list(relations), norm.rules, dependency_graph(norm.rules))
+    diagnostics += errors
     if any(d.is_error for d in diagnostics):
         raise DiagnosticError(_unique(diagnostics), loaded.sources)
-
-    relations = _relations(norm, arities, types)
-    edges = dependency_graph(norm.rules)
-    strata, errors = stratify(list(relations), norm.rules, edges)
-    if errors:
-        raise DiagnosticError(_unique(diagnostics + errors), loaded.sources)
     outputs = tuple(o.name for o in norm.outputs) or tuple(r for r in relations if not relations[r].auxiliary)
     return Program(
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
