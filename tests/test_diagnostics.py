@@ -285,7 +285,7 @@ def test_negated_atom_at_another_location_is_global():
                                      "a global observer rule, never decoupled or partitioned")]
 
 
-EXISTENTIAL = "occurs only in negated atoms, so it is existential (any value, like '_'); a typo?"
+EXISTENTIAL = "occurs only in negated atoms, so it is existential (it matches any value); a typo?"
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -189,7 +189,7 @@ def _project_existentials(head, body: tuple, fresh, projections, severity: str, 
                 reported.add(var.name)
                 diagnostics.append(Diagnostic(var.pos, severity,
                                               f"variable '{var.name}' occurs only in negated atoms, so it is "
-                                              f"existential (any value, like '_'); a typo?"))
+                                              f"existential (it matches any value); a typo?"))
         counts = Counter(v.name for v in found)
 
         def existential(arg) -> bool:
@@ -200,9 +200,9 @@ def _project_existentials(head, body: tuple, fresh, projections, severity: str, 
             new_body.append(ast.Negated(ast.Atom(atom.name, args, atom.time, atom.pos), lit.pos))
             continue
         location = atom.args[0]
-        kept: list = []
+        kept: list = []  # the atom's other bound variables, once each
         for var in atom_vars(atom):
-            if not existential(var) and var != location and var.name not in {k.name for k in kept}:
+            if not existential(var) and var != location and var not in kept:
                 kept.append(var)
         name = f"{atom.name}{AUXILIARY_MARK}{next(projections)}"
         auxiliary.append((ast.Atom(name, (location, *kept), None, atom.pos), atom))
