@@ -29,6 +29,7 @@ class Relation:
     types: tuple  # one of ast.TYPES per column
     pos: ast.Pos  # the declaration, or the first use
     declared: bool = False
+    auxiliary: bool = False  # a projection for a negated atom (checks/normalize.py), not in the source
 
     @property
     def arity(self) -> int:
@@ -38,7 +39,9 @@ class Relation:
 @dataclass(frozen=True)
 class Rule:
     """A rule of the program. Wildcards are renamed to fresh variables `_#k`
-    (unusable in source), `.persist` is expanded into an identity `@next` rule."""
+    (unusable in source), `.persist` is expanded into an identity `@next` rule,
+    a negated atom repeating an existential variable reads an auxiliary
+    projection relation defined by a rule of its own."""
 
     head: ast.Atom
     delivery: str  # "now", "next" or "async"

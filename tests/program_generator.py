@@ -7,7 +7,9 @@
 Every generated program is checked with `Program.parse` inside the strategy, and is
 by construction:
 - safe: every head, negated, compared or function-input variable is bound by a
-  positive atom, an `@T` qualifier, a function output or an assignment `Z == expr`;
+  positive atom, an `@T` qualifier, a function output or an assignment `Z == expr`,
+  except existential variables (`E0`, ...: in negated atoms only, where they may
+  repeat within one atom or recur in another; `check` warns about each);
 - well typed: each column of a relation has one type ("loc"/"str" strings, "int",
   "dbl" for averages) and variables of different types are never mixed;
 - local: every body atom is at the location variable `L`, every non-async head too
@@ -57,7 +59,8 @@ COUNT_BOUND = 10**6  # a count never gets near this with the data sizes generate
 MAX_TICKS = 4
 
 FEATURES = (
-    "join", "aggregate", "negation", "negation_wildcard", "count", "count_star", "sum", "min", "max", "avg",
+    "join", "aggregate", "negation", "negation_wildcard", "negation_existential",
+    "negation_existential_repeated", "negation_existential_shared", "count", "count_star", "sum", "min", "max", "avg",
     "aggregate_async", "aggregate_next", "arith_add", "arith_sub", "arith_mul", "arith_div", "arith_mod",
     "div_by_zero_const", "negative_const", "neg", "comparison", "assign", "assign_reversed",
     "string_concat", "string_compare", "next", "async", "later", "async_const_dest", "persist_rule",
@@ -192,6 +195,7 @@ class _RuleBuilder:
         self.literals: list = []
         self.count = 0
         self.atoms: list = []  # relation names read positively
+        self.existential: dict = {}  # variables in negated atoms only: name -> type
 
     @property
     def draw(self):
@@ -270,13 +274,17 @@ class _RuleBuilder:
     def negated(self, rel: Rel) -> None:
         g = self.gen
         args = ["L"]
+        earlier = set(self.existential)  # existential variables of earlier negated atoms
         for col in rel.cols[1:]:
             same = self.of_type(col.type)
-            kind = g.pick(["reuse", "const", "wildcard"] if same else ["const", "wildcard"])
+            kind = g.pick((["reuse"] if same else []) + ["const", "wildcard"]
+                          + ["existential"] * g.allowed("negation_existential"))
             if kind == "reuse":
                 args.append(g.pick(same))
             elif kind == "const":
                 args.append(g.const_text(col.type))
+            elif kind == "existential":
+                args.append(self.existential_var(col.type, args, earlier))
             else:
                 args.append("_")
                 g.feature("negation_wildcard")
@@ -291,6 +299,24 @@ class _RuleBuilder:
             text += f"@{g.draw(st.integers(1, 3))}"
         g.feature("negation")
         self.literals.append(text)
+
+    def existential_var(self, typ: str, args: list, earlier: set) -> str:
+        """A variable of negated atoms only: one of the same type again (in this atom:
+        an equality inside the negation; from an earlier atom: a separate existential)
+        or a new one. Never entered in `vars`, so nothing else in the rule uses it."""
+        g = self.gen
+        g.feature("negation_existential")
+        again = [v for v, t in self.existential.items() if t == typ]
+        if again and g.coin(0.6):
+            name = g.pick(again)
+            if name in args:
+                g.feature("negation_existential_repeated")
+            if name in earlier:
+                g.feature("negation_existential_shared")
+            return name
+        name = f"E{len(self.existential)}"
+        self.existential[name] = typ
+        return name
 
     # -------------------------------------------------------- expressions
     def int_expr(self, depth: int, max_bound: int = LIMIT) -> Value:

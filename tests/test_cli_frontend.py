@@ -50,7 +50,7 @@ def test_check_fails_with_diagnostics(tmp_path, capsys):
 
 
 def test_check_reports_every_error_of_a_file(tmp_path, capsys):
-    path = write(tmp_path, "bad.ded", 'p(X, Y) :- q(X);\nr(X, _) :- q(X);\ns(X) :- q(X), notin t(X, Z);\nq("a");\nt("a", 1);\n')
+    path = write(tmp_path, "bad.ded", 'p(X, Y) :- q(X);\nr(X, _) :- q(X);\ns(X) :- q(X), notin t(X, Z), Z > 0;\nq("a");\nt("a", 1);\n')
     assert cli.main(["check", path]) == 1
     err = capsys.readouterr().err
     assert f"{path}:1:6: error: " in err

@@ -92,9 +92,12 @@ BAD_PROGRAMS = [
     ("unbound-in-head-expression",
      'p(X, Y + 1) :- q(X);\nq("a");\n',
      [(1, 6, f"variable 'Y' in the head {UNBOUND}")]),
-    ("unbound-in-negated-atom",
-     'r(X) :- q(X), notin s(X, Z);\nq("a");\ns("a", "b");\n',
+    ("unbound-in-negated-atom-and-comparison",
+     'r(X) :- q(X), notin s(X, Z), Z > 1;\nq("a");\ns("a", 2);\n',
      [(1, 26, f"variable 'Z' in a negated atom {UNBOUND}")]),
+    ("unbound-in-negated-atom-and-head",
+     'r(X, Z) :- q(X), notin s(X, Z);\nq("a");\ns("a", "b");\n',
+     [(1, 6, f"variable 'Z' in the head {UNBOUND}")]),
     ("unbound-in-comparison",
      'p(X) :- q(X), Y > 1;\nq("a");\n',
      [(1, 15, f"variable 'Y' in a comparison {UNBOUND}")]),
@@ -283,6 +286,22 @@ def test_negated_atom_at_another_location_is_global():
                                      "a global observer rule, never decoupled or partitioned")]
 
 
+EXISTENTIAL = "occurs only in negated atoms, so it is existential (it matches any value); a typo?"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('r(X) :- q(X), notin s(X, Z);\nq("a");\ns("a", "b");\n', [(1, 26, "Z")]),
+    # repeated in one atom, and shared by two atoms: one warning, at the first occurrence
+    ('r(X) :- q(X), !s(X, P, P), !t(X, P);\nq("a");\ns("a", 1, 1);\nt("a", 2);\n', [(1, 21, "P")]),
+    ('r(X) :- q(X), !s(X, P, Q, P);\nq("a");\ns("a", 1, 2, 1);\n', [(1, 21, "P"), (1, 24, "Q")]),
+])
+def test_variable_only_in_negated_atoms_is_existential_with_a_warning(text, expected):
+    assert warnings(text) == [(line, col, f"variable '{name}' {EXISTENTIAL}") for line, col, name in expected]
+    assert errors(text) == []
+    assert errors(text, strict=True) == [(line, col, f"variable '{name}' {EXISTENTIAL}")
+                                         for line, col, name in expected]
+
+
 def test_undefined_relation_is_a_warning():
     text = 'p(X) :- q(X), notin gone(X);\nq2(X) :- q(X);\n'
     assert warnings(text) == [(1, 9, "relation 'q' is used but never defined; it is empty"),
@@ -307,7 +326,7 @@ def test_several_syntax_errors_are_all_reported():
 
 def test_several_check_errors_are_all_reported():
     text = ('p(X, Y) :- q(X);\n'
-            'r(X) :- q(X), notin s(X, Z);\n'
+            'r(X) :- q(X), notin s(X, Z), Z != "b";\n'
             't(X, 1) :- q(X);\n'
             't(X, "a") :- q(X);\n'
             'q("a");\ns("a", "b");\n')
@@ -316,6 +335,33 @@ def test_several_check_errors_are_all_reported():
         (2, 26, f"variable 'Z' in a negated atom {UNBOUND}"),
         (4, 6, "type conflict: column 2 of 't' is used as int and as string"),
     ]
+
+
+NEGATION_CYCLE_ERROR = ("unstratifiable: a cycle through negation within one tick: "
+                        "'p' negates 'p' (rule at t.ded:1:1); break it with @next or @async")
+
+
+@pytest.mark.parametrize("other, error", [
+    # arity: q has 1 argument in the rule, 2 in the fact
+    ('q("a", 1);\n', (2, 1, "relation 'q' has 2 argument(s) here but 1 at t.ded:1:9")),
+    # type: column 2 of r is an int and a string
+    ('r("a", 1);\nr("b", "x");\n', (3, 8, "type conflict: column 2 of 'r' is used as int and as string")),
+    # safety: Y is bound by nothing
+    ('s(X, Y) :- q(X);\nq("a");\n', (2, 6, f"variable 'Y' in the head {UNBOUND}")),
+])
+def test_stratification_errors_are_reported_with_the_other_errors(other, error):
+    # p negates itself within one tick (line 1, column 16: the negated atom)
+    text = 'p(X) :- q(X), !p(X);\n' + other
+    assert errors(text) == sorted([(1, 16, NEGATION_CYCLE_ERROR), error])
+
+
+def test_cli_check_reports_a_stratification_error_with_an_arity_error(tmp_path, capsys):
+    path = write(tmp_path, "both.ded", 'p(X) :- q(X), !p(X);\nq("a", 1);\n')
+    assert cli.main(["check", path]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1:16: error: unstratifiable: a cycle through negation within one tick" in err
+    assert f"{path}:2:1: error: relation 'q' has 2 argument(s) here but 1 at {path}:1:9" in err
+    assert err.endswith("2 error(s)\n")
 
 
 def test_errors_of_several_files_are_reported_together(tmp_path):
@@ -399,10 +445,22 @@ def test_rendered_syntax_error_puts_the_caret_after_the_statement():
 
 
 def test_cli_check_renders_diagnostics(tmp_path, capsys):
-    path = write(tmp_path, "bad.ded", 'q("a");\np(X) :- q(X), notin r(X, Z);\nr("a", 1);\n')
+    path = write(tmp_path, "bad.ded", 'q("a");\np(X) :- q(X), notin r(X, Z), Z > 0;\nr("a", 1);\n')
     assert cli.main(["check", path]) == 1
     err = capsys.readouterr().err
     assert err == (f"{path}:2:26: error: variable 'Z' in a negated atom is not bound by a positive body atom\n"
-                   "  p(X) :- q(X), notin r(X, Z);\n"
+                   "  p(X) :- q(X), notin r(X, Z), Z > 0;\n"
                    "                           ^\n"
                    "1 error(s)\n")
+
+
+def test_cli_check_warns_about_an_existential_variable_and_strict_fails(tmp_path, capsys):
+    path = write(tmp_path, "neg.ded", 'q("a");\np(X) :- q(X), notin r(X, Z);\nr("a", 1);\n')
+    header = f"{path}:2:26: warning: variable 'Z' {EXISTENTIAL}"
+    rendered = "\n  p(X) :- q(X), notin r(X, Z);\n                           ^\n"
+    assert cli.main(["check", path]) == 0
+    out, err = capsys.readouterr()
+    assert err == header + rendered
+    assert out.endswith("1 warning(s)\n")
+    assert cli.main(["check", "--strict", path]) == 1
+    assert capsys.readouterr().err == header.replace("warning:", "error:") + rendered + "1 error(s)\n"

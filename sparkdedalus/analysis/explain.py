@@ -36,6 +36,7 @@ def report(program, component: str | None = None) -> dict:
         roles = ["IDB" if rel.name in derived else "EDB"]
         roles += ["persisted"] if rel.name in program.persisted else []
         roles += ["input"] if rel.name in inputs else []
+        roles += [f"auxiliary: what the negated atom at {rel.pos} reads"] if rel.auxiliary else []
         relations.append({"name": rel.name, "columns": [{"name": c, "type": t} for c, t in zip(rel.columns, rel.types)],
                           "roles": roles})
     strata = [{"index": s.index, "relations": sorted({program.rules[i].head.name for i in s.rules}),

@@ -1,8 +1,11 @@
 """From loaded source to a checked `Program`, reporting every error in one pass.
 
-Order: normalise, arities, safety, aggregates, types, locations, strata,
-undefined relations. Each check returns diagnostics instead of raising, so a
-program with five mistakes gets five messages.
+Order: normalise, arities, safety, aggregates, types, locations, undefined
+relations, strata. Each check returns diagnostics instead of raising, so a
+program with five mistakes gets five messages. Every check runs on a program
+with errors too: stratification needs only the relation names and the rules'
+shape, which the earlier checks never leave undefined (a relation used with two
+arities is still one relation of the dependency graph).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from sparkdedalus.checks.stratification import stratify
 from sparkdedalus.checks.aggregates import check_aggregates
 from sparkdedalus.checks.arity import atom_occurrences, check_arities
 from sparkdedalus.checks.locations import check_locations
-from sparkdedalus.checks.normalize import expand_persist, normalize
+from sparkdedalus.checks.normalize import expand_persist, is_auxiliary, normalize
 from sparkdedalus.checks.safety import check_safety
 from sparkdedalus.checks.types import infer_types
 from sparkdedalus.program import BUILTIN_RELATIONS, Program, Relation
@@ -24,7 +27,7 @@ from udfs.registry import FUNCTIONS
 def build_program(loaded, strict: bool = False) -> Program:
     """Check `loaded` (from `syntax.loader`); raise `DiagnosticError` with all
     errors and warnings, or return the Program (its warnings attached)."""
-    norm = normalize(loaded.statements)
+    norm = normalize(loaded.statements, strict)
     diagnostics: list[Diagnostic] = list(norm.errors)
     arities, errors = check_arities(norm)
     diagnostics += errors
@@ -39,15 +42,12 @@ def build_program(loaded, strict: bool = False) -> Program:
         if inp.name not in arities:
             diagnostics.append(Diagnostic(inp.pos, "error",
                                           f"'.input {inp.name}': declare its columns with .decl {inp.name}(...)"))
+    relations = _relations(norm, arities, types)
+    strata, errors = stratify(list(relations), norm.rules, dependency_graph(norm.rules))
+    diagnostics += errors
     if any(d.is_error for d in diagnostics):
         raise DiagnosticError(_unique(diagnostics), loaded.sources)
-
-    relations = _relations(norm, arities, types)
-    edges = dependency_graph(norm.rules)
-    strata, errors = stratify(list(relations), norm.rules, edges)
-    if errors:
-        raise DiagnosticError(_unique(diagnostics + errors), loaded.sources)
-    outputs = tuple(o.name for o in norm.outputs) or tuple(relations)
+    outputs = tuple(o.name for o in norm.outputs) or tuple(r for r in relations if not relations[r].auxiliary)
     return Program(
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
         outputs=outputs, strata=strata, components=tuple(norm.components),
@@ -77,7 +77,7 @@ def _relations(norm, arities: dict, types: dict) -> dict:
         if name in BUILTIN_RELATIONS and name not in first_use:
             continue
         relations[name] = Relation(name, columns, types[name], decl.pos if decl else first_use.get(name, ast.NOWHERE),
-                                   declared=decl is not None)
+                                   declared=decl is not None, auxiliary=is_auxiliary(name))
     return relations
 
 

@@ -4,6 +4,7 @@ observer rule (a warning; an error under `check --strict`)."""
 
 from __future__ import annotations
 
+from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.program import Rule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.diagnostics import Diagnostic
@@ -18,7 +19,8 @@ def location_terms(rule: Rule) -> list[str]:
     terms: list[str] = []
     for atom in atoms:
         if atom.args and not isinstance(atom.args[0], ast.Aggregate):
-            term = format_expr(atom.args[0])
+            arg = atom.args[0]
+            term = "_" if isinstance(arg, ast.Var) and is_wildcard(arg) else format_expr(arg)
             if term not in terms:
                 terms.append(term)
     return terms

@@ -1,14 +1,17 @@
 """Turn loaded statements into program rules and facts: rename wildcards,
-expand `.persist`, collect declarations, reject what the later checks assume
-away (expressions inside body atoms, wildcards in heads, redefined built-ins)."""
+project existential variables out of negated atoms, expand `.persist`, collect
+declarations, reject what the later checks assume away (expressions inside body
+atoms, wildcards in heads, redefined built-ins)."""
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 
 from sparkdedalus.program import BUILTIN_RELATIONS, Fact, Rule
 from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from sparkdedalus.syntax.diagnostics import Diagnostic
 from udfs.registry import FUNCTIONS
 
@@ -22,12 +25,14 @@ class Normalized:
     outputs: list = field(default_factory=list)
     persist_decls: list = field(default_factory=list)  # (ast.PersistDecl, component)
     components: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # and the warnings about existential variables
 
 
-def normalize(placed) -> Normalized:
+def normalize(placed, strict: bool = False) -> Normalized:
+    """`strict`: a variable that occurs in negated atoms only is an error, not a warning."""
     out = Normalized()
     fresh = itertools.count(1)
+    projections = itertools.count(1)
     for item in placed:
         stmt, component = item.statement, item.component
         if component not in out.components:
@@ -35,7 +40,11 @@ def normalize(placed) -> Normalized:
         if isinstance(stmt, ast.Rule):
             _check_head(stmt.head, out.errors)
             body = tuple(_rename_wildcards(lit, fresh, out.errors) for lit in stmt.body)
+            body, auxiliary = _project_existentials(stmt.head, body, fresh, projections,
+                                                    "error" if strict else "warning", out.errors)
             out.rules.append(Rule(stmt.head, stmt.delivery, body, component, len(out.rules), stmt.pos))
+            for head, atom in auxiliary:
+                out.rules.append(Rule(head, "now", (atom,), component, len(out.rules), head.pos))
         elif isinstance(stmt, ast.Fact):
             _check_defined_name(stmt.atom, out.errors)
             out.facts.append(Fact(stmt.atom, stmt.tick, component, stmt.pos))
@@ -127,7 +136,7 @@ def _atom_args(atom: ast.Atom, fresh, errors: list) -> ast.Atom:
     args = []
     for arg in atom.args:
         if isinstance(arg, ast.Wildcard):
-            arg = ast.Var(f"_#{next(fresh)}", arg.pos)
+            arg = _wildcard(fresh, arg.pos)
         elif not isinstance(arg, (ast.Var, ast.Const)):
             errors.append(Diagnostic(getattr(arg, "pos", atom.pos), "error",
                                      f"an argument of body atom '{atom.name}' must be a variable or a constant; "
@@ -148,3 +157,75 @@ def _has_wildcard(expr) -> bool:
 
 def is_wildcard(var: ast.Var) -> bool:
     return var.name.startswith("_#")
+
+
+#: Auxiliary relations are named `rel-existsK`: `-` cannot occur in a source name.
+AUXILIARY_MARK = "-exists"
+
+
+def is_auxiliary(relation: str) -> bool:
+    """A projection relation made by `_project_existentials`."""
+    return AUXILIARY_MARK in relation
+
+
+def _project_existentials(head, body: tuple, fresh, projections, severity: str, diagnostics: list):
+    """Variables in negated atoms only (nowhere else in the rule) are existential:
+    one diagnostic per variable at its first occurrence. In a negated atom where
+    each occurs once, they become wildcards; an atom repeating one (`!s(X, P, P)`)
+    is negated through an auxiliary projection `s-existsK(X) :- s(X, P, P);`
+    whose location is the atom's. Returns the new body and the (head, body atom)
+    pairs of the auxiliary rules."""
+    elsewhere = {v.name for v in _vars_outside_negation(head, body)}
+    reported: set = set()
+    new_body, auxiliary = [], []
+    for lit in body:
+        if not isinstance(lit, ast.Negated):
+            new_body.append(lit)
+            continue
+        atom = lit.atom
+        found = [a for a in atom.args if isinstance(a, ast.Var) and not is_wildcard(a) and a.name not in elsewhere]
+        for var in found:
+            if var.name not in reported:
+                reported.add(var.name)
+                diagnostics.append(Diagnostic(var.pos, severity,
+                                              f"variable '{var.name}' occurs only in negated atoms, so it is "
+                                              f"existential (it matches any value); a typo?"))
+        counts = Counter(v.name for v in found)
+
+        def existential(arg) -> bool:
+            return isinstance(arg, ast.Var) and (is_wildcard(arg) or arg.name in counts)
+
+        if all(n == 1 for n in counts.values()):
+            args = tuple(_wildcard(fresh, a.pos) if existential(a) else a for a in atom.args)
+            new_body.append(ast.Negated(ast.Atom(atom.name, args, atom.time, atom.pos), lit.pos))
+            continue
+        location = atom.args[0]
+        kept: list = []  # the atom's other bound variables, once each
+        for var in atom_vars(atom):
+            if not existential(var) and var != location and var not in kept:
+                kept.append(var)
+        name = f"{atom.name}{AUXILIARY_MARK}{next(projections)}"
+        auxiliary.append((ast.Atom(name, (location, *kept), None, atom.pos), atom))
+        negated_location = _wildcard(fresh, location.pos) if existential(location) else location
+        new_body.append(ast.Negated(ast.Atom(name, (negated_location, *kept), None, atom.pos), lit.pos))
+    return tuple(new_body), auxiliary
+
+
+def _vars_outside_negation(head, body: tuple) -> list:
+    """The variables of a rule outside negated atoms' arguments (a negated atom's
+    `@T` counts as outside)."""
+    found = [v for arg in head.args for v in expr_vars(arg)]
+    for lit in body:
+        if isinstance(lit, ast.Atom):
+            found += atom_vars(lit)
+        elif isinstance(lit, ast.Negated) and isinstance(lit.atom.time, ast.VarTime):
+            found.append(lit.atom.time.var)
+        elif isinstance(lit, ast.Comparison):
+            found += expr_vars(lit.left) + expr_vars(lit.right)
+        elif isinstance(lit, ast.Choose):
+            found += list(lit.keys) + list(lit.values)
+    return found
+
+
+def _wildcard(fresh, pos: ast.Pos) -> ast.Var:
+    return ast.Var(f"_#{next(fresh)}", pos)

@@ -1,7 +1,8 @@
 """Range restriction: every variable in the head, a negated atom, a comparison,
 a function relation's inputs or a choose is bound by a positive body atom, by
 `@T` entanglement, by a function relation's outputs, or by an assignment-style
-equality `Z == expr` whose right side is bound."""
+equality `Z == expr` whose right side is bound. (Variables that occur in negated
+atoms only are existential: normalisation has already replaced them.)"""
 
 from __future__ import annotations
 

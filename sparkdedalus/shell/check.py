@@ -14,7 +14,8 @@ def add_parser(commands) -> None:
 def add_arguments(parser) -> None:
     """The arguments and handler of `check` (also jobs/check_program.py)."""
     parser.add_argument("files", nargs="+", metavar="FILE")
-    parser.add_argument("--strict", action="store_true", help="global observer rules are errors, not warnings")
+    parser.add_argument("--strict", action="store_true",
+                        help="global observer rules and variables only in negated atoms are errors, not warnings")
     parser.set_defaults(handler=handle)
 
 
