@@ -209,6 +209,15 @@ derived for the next tick (@next): late
 sent over the network (@async): fwd
 persisted: seen
 cycles through negation or aggregation across ticks: late
+"""
+# By hand (seed 004): fwd is sent by an @async rule (line 9) and not persisted; late,
+# fed by fwd, negates itself (line 10, `notin` at column 33): two points of order.
+EXPLAIN_CONFLUENCE = """\
+confluent: no (2 point(s) of order)
+  {path}:9:3: fwd is sent by an async rule but not persisted
+  {path}:10:33: late negates late, fed by an async rule
+"""
+EXPLAIN_COMPONENTS = """\
 components:
   main: no rules
   tally: 3 rule(s); inputs agent, vote; outputs missing, votes
@@ -229,6 +238,11 @@ def test_explain(tmp_path, capsys):
     assert cli.main(["explain", path]) == 0
     out = capsys.readouterr().out
     assert out.startswith(EXPLAIN_OUTPUT)
+    confluence = out[len(EXPLAIN_OUTPUT):out.index("components:")].splitlines()
+    expected = EXPLAIN_CONFLUENCE.format(path=path).splitlines()
+    assert len(confluence) == len(expected)
+    assert all(line.startswith(start) for line, start in zip(confluence, expected)), confluence
+    assert EXPLAIN_COMPONENTS in out
     for text in EXPLAIN_POLICIES:
         assert text in out
     assert out.endswith("warnings: 0\n")
@@ -306,3 +320,20 @@ def test_front_end_commands_do_not_import_pyspark():
             "assert 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_explain_reports_the_point_of_order(capsys):
+    # By hand: examples/nonconfluent.ded line 36 negates s_false, which an @async rule
+    # sends; the `notin` is at column 39. Nothing else in it negates or aggregates.
+    path = os.path.join(EXAMPLES, "nonconfluent.ded")
+    assert cli.main(["explain", path]) == 0
+    out = capsys.readouterr().out
+    assert "confluent: no (1 point(s) of order)\n" in out
+    assert f"  {path}:36:39: believed negates s_false" in out
+    assert cli.main(["explain", path, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["confluent"] is False
+    assert [(p["async_relation"], p["relation"], p["kind"], p["rule"]) for p in data["points_of_order"]] == [
+        ("s_false", "s_false", "negation", f"{path}:36")]
+    assert cli.main(["explain", os.path.join(EXAMPLES, "broadcast.ded"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["confluent"] is True

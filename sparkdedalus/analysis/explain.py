@@ -1,5 +1,6 @@
-"""The report of `sparkdedalus explain`: relations, strata, and per component
-its roles, distribution policy and decoupling candidates, with reasons.
+"""The report of `sparkdedalus explain`: relations, strata, whether the program
+is confluent (and its points of order), and per component its roles,
+distribution policy and decoupling candidates, with reasons.
 
 `report(program)` is the data (the JSON of `explain --format json`, schema in
 docs/analyses.md); `explain(program)` renders the same data as text.
@@ -14,6 +15,7 @@ docs/analyses.md); `explain(program)` renders the same data as text.
 
 from __future__ import annotations
 
+from sparkdedalus.analysis.confluence import confluence
 from sparkdedalus.analysis.decoupling import decouplings
 from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
@@ -43,6 +45,7 @@ def report(program, component: str | None = None) -> dict:
                "recursive": s.recursive, "rules": len(s.rules)} for s in program.strata]
     components = [_component(program, roles) for roles in component_roles(program)
                   if component is None or roles.name == component]
+    verdict = confluence(program).to_json()
     return {
         "schema": SCHEMA,
         "relations": relations,
@@ -52,6 +55,9 @@ def report(program, component: str | None = None) -> dict:
         "persisted": sorted(program.persisted),
         "temporal_cycles": [list(c) for c in temporal_cycles(list(program.relations),
                                                              dependency_graph(program.rules))],
+        "confluent": verdict["confluent"],
+        "points_of_order": verdict["points_of_order"],
+        "confluence_reasons": verdict["reasons"],
         "components": components,
         "warnings": len(program.warnings),
     }
@@ -86,6 +92,11 @@ def explain(program, component: str | None = None) -> str:
     lines.append(f"persisted: {_names(data['persisted'])}")
     lines.append("cycles through negation or aggregation across ticks: "
                  + ("; ".join(" <-> ".join(c) for c in data["temporal_cycles"]) or "-"))
+    if data["confluent"]:
+        lines.append("confluent: yes (" + "; ".join(r["message"] for r in data["confluence_reasons"]) + ")")
+    else:
+        lines.append(f"confluent: no ({len(data['points_of_order'])} point(s) of order)")
+        lines += [f"  {_reason(r)}" for r in data["confluence_reasons"]]
     lines.append("components:")
     for comp in data["components"]:
         lines += _component_text(comp)
