@@ -15,6 +15,8 @@ docs/analyses.md); `explain(program)` renders the same data as text.
 
 from __future__ import annotations
 
+import re
+
 from sparkdedalus.analysis.confluence import confluence
 from sparkdedalus.analysis.decoupling import decouplings
 from sparkdedalus.analysis.partitioning import distribution_policy
@@ -96,7 +98,7 @@ def explain(program, component: str | None = None) -> str:
         lines.append("confluent: yes (" + "; ".join(r["message"] for r in data["confluence_reasons"]) + ")")
     else:
         lines.append(f"confluent: no ({len(data['points_of_order'])} point(s) of order)")
-        lines += [f"  {_reason(r)}" for r in data["confluence_reasons"]]
+        lines += [f"  {line}" for line in _grouped(data["confluence_reasons"])]
     lines.append("components:")
     for comp in data["components"]:
         lines += _component_text(comp)
@@ -130,6 +132,17 @@ def _component_text(comp: dict) -> list[str]:
             why = f"; e.g. {_reason(first)}" if first else ""
             lines.append(f"      {{{heads}}} ({cand['found_by']}): no rewrite{why}")
     return lines
+
+
+def _grouped(reasons: list) -> list[str]:
+    """Reasons as text, one line for those that differ only in the async
+    relation they name ("... (messages of a, b)")."""
+    groups: dict = {}
+    for reason in reasons:
+        match = re.fullmatch(r"(.*) \(messages of (\S+)\)", _reason(reason), flags=re.S)
+        text, sender = (match.group(1), match.group(2)) if match else (_reason(reason), None)
+        groups.setdefault(text, []).extend([sender] if sender else [])
+    return [f"{text} (messages of {', '.join(senders)})" if senders else text for text, senders in groups.items()]
 
 
 def _key(rp: dict) -> str:
