@@ -1,9 +1,10 @@
 """The decoupling analyses of the scaling paper (sections 2.4, 3.1-3.3 and
 appendix A): component roles, independence, monotonicity, functional and
 state-machine rule sets, asymmetric decoupling, decoupling candidates.
-Expected verdicts are derived by hand from the paper and the example
-programs; rules are named by their line in the source, reasons' positions by
-the line and the column of the construct in the source text."""
+Expected verdicts are derived by hand from the paper and the shipped examples
+(which follow the paper's programs: Listings leader and storage, section 5.2);
+example rules are named by their head relation, reasons' positions by the
+line and the column of the construct in the source text."""
 
 from pathlib import Path
 
@@ -28,30 +29,20 @@ def at(program, *lines):
     return [r.index for r in program.rules if r.pos.line in lines and not r.persistence]
 
 
-def where(path, line, text, source=None):
-    """`file:line:col` of the first `text` on `line` of the source file (or of `source`)."""
-    source = Path(path).read_text() if source is None else source
-    return f"{path}:{line}:{source.splitlines()[line - 1].index(text) + 1}"
+def rules_for(program, *heads):
+    """Indices of the (non-persistence) rules deriving `heads`."""
+    return [r.index for r in program.rules if r.head.name in heads and not r.persistence]
+
+
+def where(path, fragment, text):
+    """`file:line:col` of the first `text` on the one line of `path` holding `fragment`."""
+    (line,) = [n for n, s in enumerate(Path(path).read_text().splitlines(), 1) if fragment in s]
+    source = Path(path).read_text().splitlines()[line - 1]
+    return f"{path}:{line}:{source.index(text, source.index(fragment)) + 1}"
 
 
 def wheres(verdict):
     return {r.where for r in verdict.reasons}
-
-
-def componentized(path, sections):
-    """The example with its `// leader`-style sections wrapped in components:
-    voting.ded and two_phase_commit.ded run every node kind in one component,
-    the paper decouples a leader (coordinator) or participant component. The
-    component line replaces the comment and the closing brace the blank line
-    after the section, so line numbers stay those of the file."""
-    out, inside = [], False
-    for line in Path(path).read_text().splitlines():
-        if line.strip() in sections:
-            line, inside = f"component {sections[line.strip()]} {{", True
-        elif inside and not line.strip():
-            line, inside = "}", False
-        out.append(line)
-    return Program.parse("\n".join(out) + "\n", file=path)
 
 
 @pytest.fixture(scope="module")
@@ -59,25 +50,32 @@ def running():
     return Program.from_files(RUNNING)
 
 
+# The leader's rules, named as the paper's Listing leader (3.1-3.3): Lines 1-2 sign and send,
+# Lines 3-7 the acks and the certificate, Line 8 the inconsistency check.
+SIGN_SEND = ("signed", "toStorage")
+CERTIFICATES = ("acks", "numAcks", "certified", "certReply", "reported")
+INCONSISTENCY = "inconsistentReply(C, L, Id)@async"
+
+
 # ---------------------------------------------------------------- components (2.4)
 
 def test_leader_references_inputs_outputs(running):
-    # The leader's rules (lines 49-60) read request, signed, storageNode, fromStorage, acks,
-    # numAcks, numStorage, inconsistent, certified, origin, reported. storageNode holds untimed
-    # facts and numStorage is counted from it: constant, so no references (like the paper's EDB).
-    # Inputs (referenced, not derived): request (from the client), fromStorage (from storage).
-    # Outputs (derived, not read): toStorage, certReply, inconsistentReply.
+    # The leader's rules read request, signed, storageNode, fromStorage, acks, numAcks,
+    # numStorage, certified, client, reported. storageNode and client hold untimed facts and
+    # numStorage is counted from storageNode: constant, so no references (like the paper's
+    # EDB). Inputs (referenced, not derived): request (the paper's `in`), fromStorage.
+    # Outputs (derived, not read): toStorage, certReply, inconsistentReply (outCert,
+    # outInconsistent).
     leader = {r.name: r for r in component_roles(running)}["leader"]
-    assert leader.references == {"request", "signed", "fromStorage", "acks", "numAcks", "inconsistent",
-                                  "certified", "origin", "reported"}
+    assert leader.references == {"request", "signed", "fromStorage", "acks", "numAcks", "certified", "reported"}
     assert leader.referenced_inputs == {"request", "fromStorage"}
     assert leader.outputs == {"toStorage", "certReply", "inconsistentReply"}
-    assert leader.rules == tuple(at(running, *range(49, 61)))
+    assert leader.rules == tuple(r.index for r in running.rules if r.component == "leader" and not r.persistence)
 
 
 def test_storage_references_as_in_the_paper(running):
     # Paper 2.4: storage references toStorage, hashset, collisions, numCollisions (ours also
-    # valid, its signature check); toStorage is an input, fromStorage an output. preloaded
+    # valid, its signature check); toStorage is an input, fromStorage an output. collider
     # (untimed facts) is constant.
     storage = {r.name: r for r in component_roles(running)}["storage"]
     assert storage.references == {"toStorage", "valid", "hashset", "collisions", "numCollisions"}
@@ -87,89 +85,71 @@ def test_storage_references_as_in_the_paper(running):
 
 # ---------------------------------------------------------------- independence (3.1)
 
-def test_sign_and_send_mutually_independent_of_certificates(running):
-    # Paper 3.1: no dataflow between signing/sending (lines 50-51: read request, signed) and
-    # the certificate rules (52 acks, 53 numAcks, 56 certified, 57 certReply, 59 reported:
-    # read fromStorage, acks, numAcks, inconsistent, certified, origin, reported). Disjoint
-    # references, and neither reads what the other derives.
-    sign_send = at(running, 50, 51)
-    certificates = at(running, 52, 53, 56, 57, 59)
+def test_sign_and_send_mutually_independent_of_the_rest_of_the_leader(running):
+    # Paper 3.1: "no dataflow between the relations in Lines 1 and 2 and the relations in
+    # the remainder of the rules": signing and sending read request and signed; the rest
+    # (certificates and the inconsistency check) reads fromStorage, acks, numAcks,
+    # certified, reported. Disjoint references, and neither reads what the other derives.
+    sign_send = rules_for(running, *SIGN_SEND)
+    certificates = rules_for(running, *CERTIFICATES)
+    rest = certificates + rules_for(running, "inconsistentReply")
     assert mutual_independence(running, sign_send, certificates).independent
-    assert mutual_independence(running, certificates, sign_send).independent
+    assert mutual_independence(running, rest, sign_send).independent
+    assert "mutually independent" in decoupling(running, "leader", sign_send).applicable
 
 
 def test_shared_input_breaks_mutual_but_not_one_way_independence(running):
-    # origin (line 49) and signed (line 50) both read request, which neither derives: a
+    # numAcks and the inconsistency check both read acks, which neither derives: a
     # redirection can send it to one node only (3.1). One way, each is independent of the
-    # other (the staying side may forward request).
-    origin, signed = at(running, 49), at(running, 50)
-    verdict = mutual_independence(running, origin, signed)
+    # other (the staying side may forward acks).
+    counting, check = rules_for(running, "numAcks"), rules_for(running, "inconsistentReply")
+    verdict = mutual_independence(running, counting, check)
     assert not verdict.independent
-    assert wheres(verdict) == {where(RUNNING, 50, "request")}
-    assert "both read request" in verdict.reasons[0].message
-    assert independence(running, origin, signed).independent
+    assert wheres(verdict) == {where(RUNNING, INCONSISTENCY, "acks")}
+    assert "both read acks" in verdict.reasons[0].message
+    assert independence(running, counting, check).independent
+    assert independence(running, check, counting).independent
 
 
 def test_reading_what_the_other_derives_is_dependence(running):
-    # toStorage (line 51) reads signed, derived on line 50.
-    verdict = independence(running, at(running, 51), at(running, 50))
+    # toStorage (Line 2) reads signed, derived by Line 1.
+    send, sign = rules_for(running, "toStorage"), rules_for(running, "signed")
+    verdict = independence(running, send, sign)
     assert not verdict.independent
-    assert wheres(verdict) == {where(RUNNING, 51, "signed")}
+    assert wheres(verdict) == {where(RUNNING, "toStorage(N, L, Id, V, Sig)@async", "signed")}
     assert verdict.to_json()["independent"] is False
-    assert independence(running, at(running, 50), at(running, 51)).independent
+    assert independence(running, sign, send).independent
 
 
 # ---------------------------------------------------------------- monotonicity (3.2, A.2.1)
 
 def test_inconsistency_rule_is_monotone(running):
-    # Paper 3.2: acks are persisted (line 47), the rule (line 55) has no negation or
+    # Paper 3.2: "Since ACKs are persisted, once a pair is inconsistent, they will always be
+    # inconsistent; Line 8 is monotonic": acks is persisted, the rule has no negation or
     # aggregation (!= is a comparison): monotone by the strict test.
-    verdict = monotonicity(running, at(running, 55))
+    verdict = monotonicity(running, rules_for(running, "inconsistentReply"))
     assert (verdict.monotone, verdict.test) == (True, "strict")
     assert verdict.to_json()["monotone"] is True
 
 
-def test_inconsistency_rule_decoupling_blocked_by_readers_of_inconsistent(running):
-    # Unlike the paper's leader (where Line 8 only reports to the client), this example's
-    # certified (line 56) negates inconsistent, and inconsistentReply (58) and reported (60)
-    # read it: the staying rules are not independent of the rule split off, so monotonic
-    # decoupling of line 55 alone does not apply (certified could certify before hearing back).
-    candidate = decoupling(running, "leader", at(running, 55))
-    (mono,) = [p for p in candidate.preconditions if p.rewrite == "monotonic"]
-    assert not mono.applies
-    assert wheres(mono) == {where(RUNNING, 56, "notin inconsistent"), where(RUNNING, 58, "inconsistent("),
-                            where(RUNNING, 60, "inconsistent(")}
-
-
-PAPER_LEADER = """\
-component leader {
-  .persist acks
-  signed(L, Id, V, Sig) :- request(L, C, Id, V), sign(V, Sig);
-  toStorage(N, L, Id, V, Sig)@async :- signed(L, Id, V, Sig), storageNode(L, N);
-  acks(L, N, Id, V, Cnt) :- fromStorage(L, N, Id, V, Cnt);
-  numAcks(L, Id, Cnt, count<N>) :- acks(L, N, Id, _, Cnt);
-  certReply(C, L, Id, Cnt)@async :- numAcks(L, Id, Cnt, K), numStorage(L, K), client(L, C);
-  inconsistentReply(C, L, Id)@async :- acks(L, _, Id, _, C1), acks(L, _, Id, _, C2), C1 != C2, client(L, C);
-  numStorage(L, count<N>) :- storageNode(L, N);
-}
-storageNode("leader", "s1");
-client("leader", "c");
-request("leader", "c", 1, "x")@1;
-fromStorage("leader", "s1", 1, "x", 1)@3;
-"""
-
-
-def test_inconsistency_rule_decouples_monotonically_in_the_papers_leader():
-    # The paper's leader (Listing leader, lines 1-8; certificates grouped by count): nothing
-    # reads the inconsistency rule's output, the rest reads nothing it derives, and it reads
-    # only acks (persisted): monotonic decoupling applies (3.2, Figure 3).
-    p = Program.parse(PAPER_LEADER, file="paper.ded")
-    candidate = decoupling(p, "leader", at(p, 8))
+def test_inconsistency_rule_decouples_monotonically(running):
+    # Paper 3.2, Figure 3: the rest of the leader reads nothing the inconsistency check
+    # derives (it is an output), and the check is monotonic: monotonic decoupling applies.
+    # It is not mutually independent: it reads acks, which the certificate rules derive.
+    candidate = decoupling(running, "leader", rules_for(running, "inconsistentReply"))
     assert "monotonic" in candidate.applicable
-    # the certificate rule compares count<N> by equality (= numStorage): not monotone
-    verdict = monotonicity(p, at(p, 6, 7))
+    mutual = candidate.preconditions[0]
+    assert not mutual.applies
+    assert wheres(mutual) == {where(RUNNING, INCONSISTENCY, "acks(L, _, Id, _, C1"),
+                              where(RUNNING, INCONSISTENCY, "acks(L, _, Id, _, C2")}
+
+
+def test_certificate_rules_are_not_monotone(running):
+    # Paper 3.2 decouples Line 8 only: the certificate compares count<N> of the acks with the
+    # number of storage nodes by equality (not a threshold: the count is not read by >=).
+    verdict = monotonicity(running, rules_for(running, "numAcks", "certified"))
     assert not verdict.monotone
-    assert wheres(verdict) == {where("paper.ded", 7, "numAcks(", PAPER_LEADER)}
+    assert wheres(verdict) == {where(RUNNING, "certified(L, Id, V, Cnt) :-", "numAcks(")}
 
 
 def test_negation_aggregation_and_unpersisted_inputs_are_named():
@@ -215,18 +195,18 @@ def test_relaxed_tests_logically_persisted_inputs_and_thresholds():
 # ---------------------------------------------------------------- functional (3.3)
 
 def test_signing_is_functional(running):
-    # Paper 3.3: signing (line 50) reads one IDB relation (request) and the function sign;
-    # sending (line 51) reads signed and storageNode (constant EDB). No negation, no aggregation.
-    assert functional(running, at(running, 50)).functional
-    assert functional(running, at(running, 50, 51)).functional
+    # Paper 3.3: signing (Line 1) reads one IDB relation (request) and the function sign;
+    # sending (Line 2) reads signed and storageNode (constant EDB). No negation, no aggregation.
+    assert functional(running, rules_for(running, "signed")).functional
+    assert functional(running, rules_for(running, *SIGN_SEND)).functional
 
 
 def test_not_functional_with_two_idb_relations_or_aggregation(running):
-    # line 55 joins acks with acks; line 53 aggregates count<N>.
-    v = functional(running, at(running, 55))
-    assert not v.functional and wheres(v) == {where(RUNNING, 55, "acks(L, _, Id, _, C2")}
-    v = functional(running, at(running, 53))
-    assert wheres(v) == {where(RUNNING, 53, "count<N>")}
+    # Line 8 joins acks with acks; numAcks aggregates count<N>.
+    v = functional(running, rules_for(running, "inconsistentReply"))
+    assert not v.functional and wheres(v) == {where(RUNNING, INCONSISTENCY, "acks(L, _, Id, _, C2")}
+    v = functional(running, rules_for(running, "numAcks"))
+    assert wheres(v) == {where(RUNNING, "numAcks(L, Id, Cnt, count<N>)", "count<N>")}
     assert v.to_json()["functional"] is False
 
 
@@ -265,92 +245,110 @@ def test_asymmetric_precondition():
 
 def test_leader_candidates(running):
     cands = {c.rules: c for c in decouplings(running, "leader")}
-    # signing and sending: downstream of signed; functional (3.3), not monotone (request is a
-    # message), not mutually independent (origin reads request too).
-    c = cands[tuple(at(running, 50, 51))]
-    assert c.found_by == "downstream of signed"
-    assert "functional" in c.applicable and "monotonic" not in c.applicable
-    assert "mutually independent" not in c.applicable
-    # sending alone (paper 3.3: line 2 on its own node): functional
-    assert "functional" in cands[tuple(at(running, 51))].applicable
+    # signing and sending: an independent part (3.1), functional (3.3), not monotone
+    # (request is a message, not persisted).
+    c = cands[tuple(rules_for(running, *SIGN_SEND))]
+    assert c.found_by == "independent part"
+    assert {"mutually independent", "functional"} <= set(c.applicable) and "monotonic" not in c.applicable
+    # sending alone (paper 3.3: Line 2 on its own node): functional
+    assert "functional" in cands[tuple(rules_for(running, "toStorage"))].applicable
     assert [p.rewrite for p in c.preconditions] == list(REWRITES)
+    # the inconsistency check (3.2): found downstream of its head, monotonic
+    c = cands[tuple(rules_for(running, "inconsistentReply"))]
+    assert c.found_by == "downstream of inconsistentReply" and "monotonic" in c.applicable
 
 
 def test_unknown_component_or_foreign_rules(running):
     with pytest.raises(ValueError, match="no component 'nope'"):
         decouplings(running, "nope")
     with pytest.raises(ValueError, match="not rules of component"):
-        decoupling(running, "leader", at(running, 65))
+        decoupling(running, "leader", rules_for(running, "fromStorage"))
 
 
 def test_candidate_json(running):
-    (c,) = [c for c in decouplings(running, "leader") if c.rules == tuple(at(running, 51))]
+    send = rules_for(running, "toStorage")
+    (c,) = [c for c in decouplings(running, "leader") if c.rules == tuple(send)]
     data = c.to_json()
-    assert data["rules"] == [{"index": at(running, 51)[0], "head": "toStorage", "where": f"{RUNNING}:51:3"}]
+    assert data["rules"] == [{"index": send[0], "head": "toStorage",
+                              "where": where(RUNNING, "toStorage(N, L, Id, V, Sig)@async", "toStorage")}]
     functional = data["preconditions"][2]
     assert (functional["rewrite"], functional["applies"]) == ("functional", True)
     assert all(r["where"] is None for r in functional["reasons"])
     assert data["preconditions"][0]["applies"] is False
 
 
+# ---------------------------------------------------------------- voting and 2PC (5.2)
+
 @pytest.fixture(scope="module")
 def voting():
-    return componentized(VOTING, {"// client": "client", "// leader": "leader", "// participants": "participant"})
+    return Program.from_files(VOTING)
+
+
+COLLECTORS = ("votes", "nvotes", "complete", "waiting", "anyno", "result", "replied")
 
 
 def test_voting_broadcasters_decouple_functionally(voting):
-    # Paper 5.2: broadcasters (ballot, line 49: reads request and participant) are decoupled
-    # from the leader by functional decoupling; nothing in the leader reads ballot.
-    c = decoupling(voting, "leader", at(voting, 49))
-    assert "functional" in c.applicable
-    assert "downstream of ballot" in [d.found_by for d in decouplings(voting, "leader") if d.rules == c.rules]
+    # Paper 5.2: broadcasters (ballot: reads request and the constant participant) are
+    # decoupled from the leader by functional decoupling; nothing in the leader reads ballot.
+    # They share no relation with the collectors either: an independent part.
+    broadcasters = rules_for(voting, "ballot")
+    c = decoupling(voting, "leader", broadcasters)
+    assert {"functional", "mutually independent"} <= set(c.applicable)
+    assert any(d.found_by == "independent part" and d.rules == c.rules for d in decouplings(voting, "leader"))
 
 
-def test_voting_collectors(voting):
-    # Paper 5.2: collectors (votes, nvotes, complete, anyno, result, replied: lines 50, 51, 53,
-    # 55-58; waiting, line 54, reads votes so goes with them) are mutually independent of the
-    # broadcasters. Here, unlike in the paper, result (56, 57) joins requester and waiting (54)
-    # reads open, both derived by the leader from request: they are not mutually independent
-    # of the rest of the leader, and the reasons say so.
-    collectors = at(voting, 50, 51, 53, 54, 55, 56, 57, 58)
-    assert mutual_independence(voting, collectors, at(voting, 49)).independent
+def test_voting_collectors_decouple_by_mutual_independence(voting):
+    # Paper 5.2: collectors (votes, nvotes, complete, waiting, anyno, result, replied: they
+    # read vote and what they derive; the client comes back with the votes) are decoupled
+    # "through mutually independent decoupling": the remaining leader (ballot) reads only
+    # request. nparts counts the constant participant relation: on both sides.
+    collectors = rules_for(voting, *COLLECTORS)
+    assert mutual_independence(voting, collectors, rules_for(voting, "ballot")).independent
     c = decoupling(voting, "leader", collectors)
-    assert "mutually independent" not in c.applicable
-    mutual = c.preconditions[0]
-    assert wheres(mutual) == {where(VOTING, 54, "open"), where(VOTING, 56, "requester"),
-                              where(VOTING, 57, "requester")}
+    assert "mutually independent" in c.applicable
+    # not monotone: result negates anyno and replied, complete tests count<P> by equality
+    assert "monotonic" not in c.applicable
 
 
 @pytest.fixture(scope="module")
 def two_pc():
-    return componentized(TWO_PC, {"// coordinator": "coordinator", "// participants": "participant"})
+    return Program.from_files(TWO_PC)
+
+
+VOTE_REQUESTERS = ("prepare",)
+COMMITTERS = ("yes", "nyes", "decide_commit", "commit_log", "commit", "sent_commit", "abort", "answer")
+ENDERS = ("acks", "nacks", "end_log")
 
 
 def test_two_pc_vote_requesters_decouple_functionally(two_pc):
-    # Paper 5.2: vote requesters (prepare, line 39: reads begin and participant) are
-    # functionally decoupled from the coordinator; nothing else reads begin, so here they are
-    # even mutually independent (found as an independent part).
-    c = decoupling(two_pc, "coordinator", at(two_pc, 39))
+    # Paper 5.2: vote requesters (prepare: reads begin and participant) are functionally
+    # decoupled from the coordinator; nothing else reads begin, so they are even mutually
+    # independent (found as an independent part).
+    c = decoupling(two_pc, "coordinator", rules_for(two_pc, *VOTE_REQUESTERS))
     assert {"functional", "mutually independent"} <= set(c.applicable)
     assert any(d.found_by == "independent part" and d.rules == c.rules for d in decouplings(two_pc, "coordinator"))
 
 
 def test_two_pc_committers_and_enders(two_pc):
-    # Paper 5.2: committers (yes, nyes, decide_commit, coord_log commit, commit, sent_commit,
-    # abort: lines 40, 41, 43-47) and enders (acks, nacks, coord_log end: 48-50) are mutually
-    # independent (nparts, line 42, is counted from the participant facts: constant).
-    committers, enders = at(two_pc, 40, 41, 43, 44, 45, 46, 47), at(two_pc, 48, 49, 50)
+    # Paper 5.2: "Committers and Enders are decoupled from coordinators through mutually
+    # independent decoupling". Committers read vote, query (inquiries, ours) and what they
+    # derive; enders read ack, acks, nacks; nparts is counted from the constant participant.
+    # Each keeps its own log (commit_log, end_log), so neither reads what the other derives.
+    committers, enders = rules_for(two_pc, *COMMITTERS), rules_for(two_pc, *ENDERS)
     assert mutual_independence(two_pc, committers, enders).independent
-    # The example adds inquiries: answer (lines 51, 52) reads coord_log, which enders and
-    # committers derive, so neither splits off the coordinator by mutual independence.
-    c = decoupling(two_pc, "coordinator", enders)
-    assert "mutually independent" not in c.applicable
-    assert wheres(c.preconditions[0]) == {where(TWO_PC, 51, "coord_log"), where(TWO_PC, 52, "notin coord_log")}
+    for part in (committers, enders):
+        assert "mutually independent" in decoupling(two_pc, "coordinator", part).applicable
+    parts = {d.rules for d in decouplings(two_pc, "coordinator") if d.found_by == "independent part"}
+    assert parts == {tuple(rules_for(two_pc, *names)) for names in (VOTE_REQUESTERS, COMMITTERS, ENDERS)}
 
 
 def test_two_pc_participants_split_into_voters_and_ackers(two_pc):
-    # Paper 5.2: each participant is mutually independently decoupled into voters (lines
-    # 55-58, read prepare) and ackers (59-60, read commit).
-    ackers = at(two_pc, 59, 60)
-    assert mutual_independence(two_pc, at(two_pc, 55, 56, 57, 58), ackers).independent
+    # Paper 5.2: "Each participant is mutually independently decoupled into Voters and
+    # Ackers": voters read prepare (and the constant refuse), ackers read commit and abort.
+    voters = [r.index for r in two_pc.rules if r.component == "participant" and not r.persistence
+              and any(a.name == "prepare" for a in r.positive_atoms)]
+    ackers = [r.index for r in two_pc.rules if r.component == "participant" and not r.persistence
+              and any(a.name in ("commit", "abort") for a in r.positive_atoms)]
+    assert len(voters) == 4 and len(ackers) == 3
+    assert mutual_independence(two_pc, voters, ackers).independent
     assert "mutually independent" in decoupling(two_pc, "participant", ackers).applicable

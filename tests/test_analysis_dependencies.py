@@ -1,10 +1,19 @@
 """Functional and co-partition dependencies (analysis/functional_dependencies.py),
 checked by hand against the scaling paper's sections 4.2 and B.2.1."""
 
+from pathlib import Path
+
 from sparkdedalus import Program
 from sparkdedalus.analysis.functional_dependencies import co_partition_dependencies, functional_dependencies
 
 RUNNING = "examples/scaling_running_example.ded"
+
+
+def where(fragment, text):
+    """`file:line:col` of the first `text` on the one line of the running example holding `fragment`."""
+    lines = Path(RUNNING).read_text().splitlines()
+    (n,) = [n for n, line in enumerate(lines, 1) if fragment in line]
+    return f"{RUNNING}:{n}:{lines[n - 1].index(text, lines[n - 1].index(fragment)) + 1}"
 
 
 def fds(program):
@@ -15,18 +24,22 @@ def test_function_relations_give_their_fd():
     # B.2.1 "EDB annotation": hash(M, H) simulates H = hash(M), so M -> H; sign likewise.
     found = fds(Program.from_files(RUNNING))
     assert "hash.H = hash(hash.V)" in found and "sign.S = sign(sign.V)" in found
-    # the reason points at a use of the function atom (storage line 66: `hash(V, H)` at col 44)
-    assert [r.where for r in found["hash.H = hash(hash.V)"].reasons] == [f"{RUNNING}:66:44"]
+    # the reason points at the first use of the function atom: `hash(V, H)` in the storage's
+    # hashset rule
+    assert [r.where for r in found["hash.H = hash(hash.V)"].reasons] == [
+        where("hashset(N, H, V) :- valid", "hash(V, H)")]
 
 
 def test_heads_inherit_fds_across_rules_and_messages():
-    # signed(L, Id, V, Sig) :- request(...), sign(V, Sig)   (line 50): Sig = sign(V);
-    # toStorage(N, L, Id, V, Sig)@async :- signed(L, Id, V, Sig), ... (line 51) inherits it.
+    # signed(L, Id, V, Sig) :- request(...), sign(V, Sig)   (Line 1): Sig = sign(V);
+    # toStorage(N, L, Id, V, Sig)@async :- signed(L, Id, V, Sig), ... (Line 2) inherits it.
     found = fds(Program.from_files(RUNNING))
     assert "signed.c3 = sign(signed.c2)" in found
     d = found["toStorage.sig = sign(toStorage.v)"]
     assert (d.kind, d.source.column, d.target.column, d.via) == ("fd", 3, 4, ("sign",))
-    assert [r.where for r in d.reasons] == [f"{RUNNING}:51:3", f"{RUNNING}:50:3", f"{RUNNING}:50:50"]
+    sign_rule = "signed(L, Id, V, Sig) :-"
+    assert [r.where for r in d.reasons] == [where("toStorage(N, L, Id, V, Sig)@async", "toStorage"),
+                                            where(sign_rule, "signed"), where(sign_rule, "sign(V, Sig)")]
     # no FD relates the id to the value: nothing in the program forces one value per id
     assert not any(d.source.name == "id" or d.target.name == "id" for d in found.values())
 
@@ -63,14 +76,17 @@ def test_recursive_relations():
 
 def test_co_partition_dependency_of_the_running_example():
     # Section 4.2: a valid message joins hashset facts only where hash(value) equals
-    # hashset's hash attribute; storage lines 66 and 68 both join them through hash(V, H).
+    # hashset's hash attribute ("a fact in toStorage can only join with a fact in hashset
+    # if hash equals"): the hashset rule derives hashset(N, H, V) from valid(N, _, _, V)
+    # with hash(V, H), and the collisions rule joins them through hash(V, H).
     program = Program.from_files(RUNNING)
     storage = [r.index for r in program.rules if r.component == "storage"]
     cds = {str(d): d for d in co_partition_dependencies(program, storage)}
-    d = cds["hashset.c1 = hash(valid.c3)"]
+    d = cds["hashset.hash = hash(valid.c3)"]
     assert d.kind == "cd" and (d.source.relation, d.target.relation) == ("valid", "hashset")
-    assert [r.where for r in d.reasons] == [f"{RUNNING}:66:3", f"{RUNNING}:66:44",
-                                            f"{RUNNING}:68:3", f"{RUNNING}:68:49"]
+    store, collide = "hashset(N, H, V) :- valid", "collisions(N, V, V2) :-"
+    assert [r.where for r in d.reasons] == [where(store, "hashset"), where(store, "hash(V, H)"),
+                                            where(collide, "collisions"), where(collide, "hash(V, H)")]
     assert d.to_json()["via"] == ["hash"] and d.to_json()["source"] == {"relation": "valid", "column": 3, "name": "c3"}
 
 

@@ -10,133 +10,99 @@ from sparkdedalus import Program
 from sparkdedalus.analysis.partitioning import distribution_policy
 
 RUNNING = "examples/scaling_running_example.ded"
-
-# The storage component of the paper's Listing 2, as its text describes it
-# (sections 2.2-2.4): hashset holds (hash, value); line 3 is quoted verbatim:
-# collisions(val1, val2) :- toStorage(val1, leaderSig), hash(val1, hash), hashset(hash, val2).
-PAPER_STORAGE = """
-.decl toStorage(loc: string, val: string, leaderSig: string)
-.decl hashset(loc: string, hash: long, val: string)
-.decl collisions(loc: string, val1: string, val2: string)
-.decl numCollisions(loc: string, val: string, n: int)
-component storage {
-  .persist hashset
-  hashset(L, H, V) :- toStorage(L, V, LSig), sign(V, S), LSig == S, hash(V, H);
-  collisions(L, V1, V2) :- toStorage(L, V1, LSig), hash(V1, H), hashset(L, H, V2);
-  numCollisions(L, V, count<V2>) :- collisions(L, V, V2);
-  fromStorage(Ld, L, V, Cnt, Sig)@async :- numCollisions(L, V, Cnt), toStorage(L, V, LSig), sign(V, Sig), leader(L, Ld);
-}
-leader("s1", "l");
-toStorage("s1", "x", "sig")@1;
-"""
+VOTING = "examples/voting.ded"
+TWO_PC = "examples/two_phase_commit.ded"
 
 
 def rules_where(program, test):
     return [r.index for r in program.rules if not r.persistence and test(r)]
 
 
+def heads(*names):
+    return lambda r: r.head.name in names
+
+
 def reads(*names):
     return lambda r: any(a.name in names for a in r.positive_atoms + r.negated_atoms)
 
 
-def test_paper_storage_partitions_by_the_hash_through_its_co_partition_dependency():
-    # 4.2: "Listing 2 cannot be partitioned with co-hashing because toStorage does not
-    # share keys with hashset in Line 3"; with the FD val -> hash of hash(V, H), every
-    # relation is partitioned "by the attributes corresponding the repeated variable
-    # hashed" (Figure 6): hashset by its hash, the others by hash(their value).
-    program = Program.parse(PAPER_STORAGE, "storage.ded")
-    policy = distribution_policy(program, "storage")
-    assert policy.method == "dependencies" and policy.partitioned
-    assert policy.keys() == {"hashset": "hash", "toStorage": "hash(val)", "collisions": "hash(val1)",
-                             "numCollisions": "hash(val)"}
-    assert str(policy.reasons[0]) == "storage.ded:9:3: hashset and toStorage share no key (co-hashing, 4.1)"
-    assert policy.static == ("leader",)  # EDB: every partition has it
-    assert policy.replicate == ()
-    to_storage = next(rp for rp in policy.relations if rp.relation == "toStorage")
-    assert (to_storage.column, to_storage.name, to_storage.via) == (1, "val", ("hash",))
-
-
-def test_running_example_storage_keys_collisions_by_id_so_only_partial_partitioning_fits():
-    # This repository's storage keys collisions and numCollisions by the message Id,
-    # not by the value (lines 68-69): collisions(N, Id, Id2) :- valid(N, _, Id, V),
-    # hash(V, H), hashset(N, H, Id2). valid and hashset share no key (4.1); through
-    # hash they meet on H, but neither Id nor Id2 is a function of H (nothing makes Id
-    # determine V), so the head collisions cannot be keyed with them (4.2). Replicating
-    # toStorage alone or valid (with toStorage) still leaves rule 68 / rule 69 in
-    # conflict (hashset must be keyed by H for valid and by Id2 for collisions, which
-    # rule 69 keys by Id); replicating hashset, which needs valid and toStorage
-    # (its sources), leaves collisions and numCollisions, keyed by Id (4.3).
+def test_running_example_storage_partitions_by_the_hash_through_its_co_partition_dependency():
+    # 4.2: the storage component "cannot be partitioned with co-hashing because toStorage
+    # does not share keys with hashset in Line 3" (here valid, the signature-checked
+    # toStorage, in the collisions rule: valid(N, _, _, V), hash(V, H), hashset(N, H, V2));
+    # with the FD val -> hash of hash(V, H), every relation is partitioned "by the
+    # attributes corresponding the repeated variable hashed" (Figure 6): hashset by its
+    # hash, toStorage, valid, collisions and numCollisions by hash(their value). collider
+    # (untimed facts) is static: every partition has it.
     program = Program.from_files(RUNNING)
     policy = distribution_policy(program, "storage")
-    assert [str(r) for r in policy.reasons[:2]] == [
-        f"{RUNNING}:68:3: hashset and valid share no key (co-hashing, 4.1)",
-        f"{RUNNING}:68:3: collisions, hashset, valid share no key even through dependencies"]
-    assert policy.method == "partial"
-    assert policy.replicate == ("hashset", "toStorage", "valid")
-    assert policy.broadcast == ("toStorage",)  # the input feeding them goes to every partition
-    assert policy.keys() == {"collisions": "c1", "numCollisions": "c1"}
-    assert policy.static == ("preloaded",)
+    assert policy.method == "dependencies" and policy.partitioned
+    assert policy.keys() == {"hashset": "hash", "toStorage": "hash(v)", "valid": "hash(c3)",
+                             "collisions": "hash(val1)", "numCollisions": "hash(val)"}
+    collisions_rule = next(r for r in program.rules if r.head.name == "collisions")
+    assert f"{collisions_rule.pos}: hashset and valid share no key (co-hashing, 4.1)" in map(str, policy.reasons)
+    assert policy.static == ("collider",)
+    assert policy.replicate == () and policy.broadcast == ()
+    to_storage = next(rp for rp in policy.relations if rp.relation == "toStorage")
+    assert (to_storage.column, to_storage.name, to_storage.via) == (3, "v", ("hash",))
 
 
 def test_running_example_leader_partitions_by_id():
     # 4.1: acks are "always joined with other IDB relations using the same attribute";
-    # here that is the request Id (acks' column 2): numAcks groups by Id, inconsistent
-    # self-joins acks on Id, certified joins numAcks, acks, inconsistent on Id.
-    # numStorage counts the static storageNode: known on every partition.
+    # here that is the request Id (acks' column 2): numAcks groups by Id (and count),
+    # the inconsistency check self-joins acks on Id, certified joins numAcks and acks on
+    # Id, certReply negates reported on Id; signed and request carry the Id too.
+    # numStorage counts the static storageNode; client is static too.
     program = Program.from_files(RUNNING)
     policy = distribution_policy(program, "leader")
     assert policy.method == "co-hashing"
-    keys = policy.keys()
-    assert keys["acks"] == "c2" and keys["fromStorage"] == "c2" and keys["request"] == "id"
-    assert {keys[r] for r in ("numAcks", "inconsistent", "certified", "origin", "reported", "signed")} == {"c1"}
-    assert policy.static == ("numStorage", "storageNode")
+    assert policy.keys() == {"request": "id", "acks": "c2", "fromStorage": "c2",
+                             **{r: "c1" for r in ("signed", "numAcks", "certified", "reported")}}
+    assert policy.static == ("client", "numStorage", "storageNode")
 
 
 def test_voting_broadcasters_and_collectors_partition_by_ballot():
     # 5.2 (ScalableVoting): broadcasters and collectors are "partitioned with co-hashing",
-    # each handling a subset of the requests. Broadcaster: line 45, request(L, C, B) keyed
-    # by B (C is the client's address, a poor key). Collectors (the leader's other rules):
-    # vote(L, P, B, V) and every relation they derive are keyed by the ballot B; nparts
-    # counts the static participant relation.
-    program = Program.from_files("examples/voting.ded")
-    broadcaster = distribution_policy(program, "broadcaster", rules_where(program, lambda r: r.head.name == "ballot"))
+    # each handling a subset of the requests. Broadcaster: ballot's rule, request(L, C, B)
+    # keyed by B (C is the client's address, a poor key). Collectors (the leader's other
+    # rules): vote(L, P, C, B, V) and every relation they derive are keyed by the ballot B;
+    # nparts counts the static participant relation.
+    program = Program.from_files(VOTING)
+    broadcaster = distribution_policy(program, "broadcaster", rules_where(program, heads("ballot")))
     assert broadcaster.method == "co-hashing" and broadcaster.keys() == {"request": "c2"}
     collector = distribution_policy(program, "collector", rules_where(
-        program, lambda r: r.component == "main" and r.head.name not in ("request", "ballot", "vote", "voted")))
+        program, lambda r: r.component == "leader" and r.head.name != "ballot"))
     assert collector.method == "co-hashing"
-    assert collector.keys() == {"request": "c2", "vote": "c2", **{r: "c1" for r in (
-        "requester", "open", "votes", "replied", "nvotes", "complete", "waiting", "anyno")}}
+    assert collector.keys() == {"vote": "c3", "votes": "c2", "complete": "c2", **{r: "c1" for r in (
+        "nvotes", "waiting", "anyno", "replied")}}
     assert collector.static == ("nparts", "participant")
+    # the whole leader partitions by the ballot as well (the paper keeps one leader only
+    # because the client would have to know the partitions)
+    assert distribution_policy(program, "leader").keys() == {"request": "c2", **collector.keys()}
 
 
-def test_voting_participants_replicate_ready():
-    # The example's participants (lines 48-49) read ready(P), which has no attribute
-    # besides its location: it shares no key with ballot, so no policy keys it. It is
-    # derived by nothing but its persistence: replicating it (and broadcasting its
-    # input) leaves ballot and voted keyed by the ballot (4.3). The paper's voting
-    # participants have no such flag and partition by co-hashing.
-    program = Program.from_files("examples/voting.ded")
-    policy = distribution_policy(program, "participant", rules_where(program, reads("ballot")))
-    assert policy.method == "partial"
-    assert str(policy.reasons[0]) == \
-        "examples/voting.ded:36:10: ready has no attribute besides its location to partition by"
-    assert policy.replicate == ("ready",) and policy.broadcast == ("ready",)
-    assert policy.keys() == {"ballot": "c2", "voted": "c1"}
+def test_voting_participants_partition_by_ballot():
+    # 5.2: "All components except the leader are partitioned with co-hashing": the
+    # participant's ballot(P, L, C, B), opinion(P, B, V) and voted(P, B) meet on B.
+    program = Program.from_files(VOTING)
+    policy = distribution_policy(program, "participant")
+    assert policy.method == "co-hashing"
+    assert policy.keys() == {"ballot": "c3", "opinion": "c1", "voted": "c1"}
 
 
 def test_two_phase_commit_components_partition_by_transaction():
     # 5.2 (Scalable2PC): vote requesters, committers, enders, and each participant's
     # voters and ackers "can be partitioned with co-hashing": every relation by its
-    # transaction id X (in prepare/vote/commit/abort/ack it follows two addresses).
-    program = Program.from_files("examples/two_phase_commit.ded")
+    # transaction id X (in prepare/vote/commit/abort/ack/query it follows two addresses).
+    # The committers here also answer inquiries: query(C, P, X) joins commit_log on X.
+    program = Program.from_files(TWO_PC)
     parts = {
-        "vote requester": (lambda r: r.head.name == "prepare", {"begin": "c1"}),
-        "committer": (lambda r: r.head.name in ("yes", "nyes", "decide_commit", "commit", "sent_commit")
-                      or r.head.name == "coord_log" and r.head.args[2].value == "commit",
-                      {"vote": "c2", "yes": "c1", "nyes": "c1", "decide_commit": "c1", "coord_log": "c1",
-                       "sent_commit": "c1"}),
-        "ender": (lambda r: r.head.name in ("acks", "nacks") or r.head.name == "coord_log" and
-                  r.head.args[2].value == "end", {"ack": "c2", "acks": "c1", "nacks": "c1", "coord_log": "c1"}),
+        "vote requester": (heads("prepare"), {"begin": "c1"}),
+        "committer": (heads("yes", "nyes", "decide_commit", "commit_log", "commit", "sent_commit", "abort",
+                            "answer"),
+                      {"vote": "c2", "query": "c2", **{r: "c1" for r in (
+                          "yes", "nyes", "decide_commit", "commit_log", "sent_commit")}}),
+        "ender": (heads("acks", "nacks", "end_log"), {"ack": "c2", "acks": "c1", "nacks": "c1", "end_log": "c1"}),
         "voter": (reads("prepare"), {"prepare": "c2", "part_log": "c1"}),
         "acker": (reads("commit", "abort"), {"commit": "c2", "abort": "c2", "part_log": "c1"}),
     }
@@ -207,12 +173,13 @@ def test_no_policy_at_all_negative():
 
 
 def test_json_of_a_policy():
-    program = Program.parse(PAPER_STORAGE, "storage.ded")
+    program = Program.from_files(RUNNING)
     data = json.loads(json.dumps(distribution_policy(program, "storage").to_json()))
     assert data["method"] == "dependencies" and data["partitioned"] is True
     assert {k: (v["column"], v["name"], v["via"]) for k, v in data["relations"].items()} == {
-        "toStorage": (1, "val", ["hash"]), "hashset": (1, "hash", []), "collisions": (1, "val1", ["hash"]),
-        "numCollisions": (1, "val", ["hash"])}
-    assert data["reasons"][0] == {"message": "hashset and toStorage share no key (co-hashing, 4.1)",
-                                  "where": "storage.ded:9:3"}
-    assert data["replicate"] == [] and data["static"] == ["leader"]
+        "toStorage": (3, "v", ["hash"]), "valid": (3, "c3", ["hash"]), "hashset": (1, "hash", []),
+        "collisions": (1, "val1", ["hash"]), "numCollisions": (1, "val", ["hash"])}
+    collisions_rule = next(r for r in program.rules if r.head.name == "collisions")
+    assert {"message": "hashset and valid share no key (co-hashing, 4.1)",
+            "where": str(collisions_rule.pos)} in data["reasons"]
+    assert data["replicate"] == [] and data["static"] == ["collider"]

@@ -180,10 +180,9 @@ def test_two_phase_commit():
              | {(p, "t2", "aborted") for p in parts} | {("p1", "t2", "prepared"), ("p3", "t2", "prepared")})
     assert len(final) == 11
     assert part_log[5] == part_log[6] == final
-    coord_log = history(trace, "coord_log")
-    assert coord_log[1] == coord_log[2] == set()
-    assert coord_log[3] == coord_log[4] == {("coord", "t1", "commit")}
-    assert coord_log[5] == coord_log[6] == {("coord", "t1", "commit"), ("coord", "t1", "end")}
+    commit_log, end_log = history(trace, "commit_log"), history(trace, "end_log")
+    assert commit_log == {t: {("coord", "t1")} if t >= 3 else set() for t in range(1, 7)}
+    assert end_log == {t: {("coord", "t1")} if t >= 5 else set() for t in range(1, 7)}
     commits = history(trace, "commit")
     assert commits[4] == {(p, "coord", "t1") for p in parts}
     assert all(not commits[t] for t in (1, 2, 3, 5, 6))
@@ -195,27 +194,28 @@ def test_two_phase_commit():
 
 def test_voting():
     trace = run_example("voting.ded", 7)
+    parts = ("p1", "p2", "p3")
     waiting = history(trace, "waiting")
-    assert rows(trace, "open", 2) == {("leader", "b1")}
-    assert waiting[2] == {("leader", "b1", p) for p in ("p1", "p2", "p3")}
-    assert rows(trace, "ballot", 3) == {(p, "leader", "b1") for p in ("p1", "p2", "p3")}
-    assert waiting[3] == {("leader", b, p) for b in ("b1", "b2") for p in ("p1", "p2", "p3")}
-    assert rows(trace, "votes", 4) == {("leader", "b1", "p1", "yes"), ("leader", "b1", "p2", "yes")}
+    assert rows(trace, "request", 2) == {("leader", "client", "b1")}
+    assert rows(trace, "ballot", 3) == {(p, "leader", "client", "b1") for p in parts}
+    assert rows(trace, "votes", 4) == {("leader", "client", "b1", "p1", "yes"), ("leader", "client", "b1", "p2", "yes")}
     assert rows(trace, "nvotes", 4) == {("leader", "b1", 2)}
-    assert waiting[4] == {("leader", "b1", "p3")} | {("leader", "b2", p) for p in ("p1", "p2", "p3")}
+    # waiting needs a vote on the ballot: none before tick 4, none for b2 at tick 4
+    assert all(not waiting[t] for t in (1, 2, 3))
+    assert waiting[4] == {("leader", "b1", "p3")}
     assert rows(trace, "complete", 4) == set()
     assert rows(trace, "nvotes", 5) == {("leader", "b1", 3), ("leader", "b2", 3)}
-    assert rows(trace, "complete", 5) == {("leader", "b1"), ("leader", "b2")}
+    assert rows(trace, "complete", 5) == {("leader", "client", "b1"), ("leader", "client", "b2")}
     assert waiting[5] == set()
-    assert ("leader", "b2", "p2", "no") in rows(trace, "votes", 5)
+    assert ("leader", "client", "b2", "p2", "no") in rows(trace, "votes", 5)
     result = history(trace, "result")
     assert all(not result[t] for t in range(1, 6))
     assert result[6] == result[7] == {("client", "b1", "accepted"), ("client", "b2", "rejected")}
     assert history(trace, "vote") == {
         1: set(), 2: set(), 3: set(),
-        4: {("leader", "p1", "b1", "yes"), ("leader", "p2", "b1", "yes")},
-        5: {("leader", "p3", "b1", "yes"), ("leader", "p1", "b2", "yes"), ("leader", "p2", "b2", "no"),
-            ("leader", "p3", "b2", "yes")},
+        4: {("leader", "p1", "client", "b1", "yes"), ("leader", "p2", "client", "b1", "yes")},
+        5: {("leader", "p3", "client", "b1", "yes"), ("leader", "p1", "client", "b2", "yes"),
+            ("leader", "p2", "client", "b2", "no"), ("leader", "p3", "client", "b2", "yes")},
         6: set(), 7: set()}
 
 
@@ -241,35 +241,38 @@ def test_sequence_counter():
 # ---------------------------------------------------------------- the scaling paper's running example
 
 def test_scaling_running_example():
+    # Re-derived from the example's rules: counts are distinct values under one hash,
+    # so only the stated colliders ("v" with "y" everywhere, "w" with "x" at s3) count.
     hash_of = FUNCTIONS["hash"].python
-    assert hash_of("x") != hash_of("y")  # the comments' assumption for the second half
-    hx, hy = hash_of("x")[0], hash_of("y")[0]
+    hx, hy, hz = (hash_of(v)[0] for v in "xyz")
+    assert len({hx, hy, hz}) == 3  # the comments' assumption
     storage = ("s1", "s2", "s3")
+    seeded = {(n, hy, "v") for n in storage} | {("s3", hx, "w")}
     trace = run_example("scaling_running_example.ded", 7)
-    assert rows(trace, "valid", 3) == {(n, "leader", 1, "x") for n in storage}
-    assert {(n, i) for n, _, i in rows(trace, "hashset", 3)} == {(n, 1) for n in storage} | {("s3", 3)}
     for tick in range(1, 8):
-        assert ("s3", hx, 3) in rows(trace, "hashset", tick)
-    assert rows(trace, "numCollisions", 3) == {("s1", 1, 1), ("s2", 1, 1), ("s3", 1, 2)}
-    assert rows(trace, "inconsistent", 4) == {("leader", 1)}
-    assert rows(trace, "numAcks", 4) == {("leader", 1, 3)}
+        assert seeded <= rows(trace, "hashset", tick)
+    assert rows(trace, "hashset", 2) == seeded
+    assert rows(trace, "valid", 3) == {(n, "leader", 1, "x") for n in storage}
+    assert rows(trace, "numCollisions", 3) == {("s1", "x", 1), ("s2", "x", 1), ("s3", "x", 2)}
+    assert {(n, i, c) for _, n, i, _, c, _ in rows(trace, "acks", 4)} == {("s1", 1, 1), ("s2", 1, 1), ("s3", 1, 2)}
+    assert rows(trace, "numAcks", 4) == {("leader", 1, 1, 2), ("leader", 1, 2, 1)}
+    assert rows(trace, "numCollisions", 4) == {(n, "y", 2) for n in storage}
     assert not any(row[1] == 1 for t in range(1, 8) for row in rows(trace, "certified", t))
-    assert rows(trace, "numCollisions", 4) == {(n, 2, 1) for n in storage}
-    assert rows(trace, "inconsistentReply", 5) == {("c", "leader", 1)}
+    assert rows(trace, "certified", 5) == {("leader", 2, "y", 2)}
+    assert rows(trace, "numCollisions", 5) == {(n, "z", 1) for n in storage}
+    assert rows(trace, "certified", 6) == {("leader", 2, "y", 2), ("leader", 3, "z", 1)}
+    assert history(trace, "inconsistency") == {t: {("c", 1)} if t >= 5 else set() for t in range(1, 8)}
+    assert rows(trace, "certReply", 6) == {("c", "leader", 2, "y", 2)}
+    assert rows(trace, "certReply", 7) == {("c", "leader", 3, "z", 1)}
+    assert rows(trace, "certificate", 6) == {("c", 2, "y", 2)}
+    assert rows(trace, "certificate", 7) == {("c", 2, "y", 2), ("c", 3, "z", 1)}
+    stored = {(n, h, v) for n in storage for h, v in ((hx, "x"), (hy, "y"), (hz, "z"))}
     for tick in (5, 6, 7):
-        assert rows(trace, "inconsistency", tick) == {("c", 1)}
-        assert rows(trace, "hashset", tick) == ({(n, hx, 1) for n in storage} | {(n, hy, 2) for n in storage}
-                                                | {(n, hx, 3) for n in storage})
-    assert rows(trace, "numCollisions", 5) == {(n, 3, 2) for n in storage}
-    assert rows(trace, "certified", 5) == {("leader", 2, "y", 1)}
-    assert ("leader", 3, "x", 2) in rows(trace, "certified", 6)
-    assert rows(trace, "certReply", 6) == {("c", "leader", 2, "y", 1)}
-    assert rows(trace, "certReply", 7) == {("c", "leader", 3, "x", 2)}
-    assert rows(trace, "certificate", 7) == {("c", 2, "y", 1), ("c", 3, "x", 2)}
-    assert rows(trace, "inconsistent", 7) == {("leader", 1)}
-    # each reply is sent exactly once per Id
-    replies = [(m.relation, m.row[2]) for m in trace.messages if m.relation in ("certReply", "inconsistentReply")]
-    assert sorted(replies) == [("certReply", 2), ("certReply", 3), ("inconsistentReply", 1)]
+        assert rows(trace, "hashset", tick) == seeded | stored
+    # certReply is sent once per Id; inconsistentReply at every tick from 4 on (acks persist)
+    sent = sorted((m.relation, m.row[2], m.send_tick) for m in trace.messages
+                  if m.relation in ("certReply", "inconsistentReply"))
+    assert sent == [("certReply", 2, 5), ("certReply", 3, 6)] + [("inconsistentReply", 1, t) for t in (4, 5, 6, 7)]
 
 
 # ---------------------------------------------------------------- speed
