@@ -12,10 +12,8 @@ is a contract, not an implementation detail:
   ``"\\x1f".join([str(seed), relation, str(t)] + [spark_string(v) for v in row])``,
   `row` being the whole message tuple, destination location first. Values are
   printed with `udfs.registry.spark_string` (`true`/`false`, decimal integers,
-  strings as they are); a float payload is printed with Python's `repr`, which is
-  what `str(float)` gives and which may differ from Spark's `cast(double as string)`,
-  so a Spark engine must print floats the same way (or avoid float payloads under
-  Uniform delays).
+  strings as they are, doubles in the canonical form both engines print, see
+  docs/semantics.md).
 - An omission `(src, dst, t)` loses the message node `src` sends to node `dst` at tick t.
 - A crash `{node: t}` silences the node from tick t on: nothing it sends at a tick
   >= t is delivered. Messages to it are still delivered and its rules still run.

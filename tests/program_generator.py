@@ -11,7 +11,8 @@ by construction:
   except existential variables (`E0`, ...: in negated atoms only, where they may
   repeat within one atom or recur in another; `check` warns about each);
 - well typed: each column of a relation has one type ("loc"/"str" strings, "int",
-  "dbl" for averages) and variables of different types are never mixed;
+  "dbl" for averages and sums, "real" for other doubles) and variables of different
+  types are never mixed;
 - local: every body atom is at the location variable `L`, every non-async head too
   (an `@async` head goes to a location read from data, e.g. `peer(L, M)`, or to a
   constant location);
@@ -25,7 +26,11 @@ by construction:
 - free of integer overflow: every int column has a bound on |value| fixed when it
   is created (at least 1000); an expression whose bound exceeds the column's is
   wrapped in `(...) % 997`; no intermediate value can exceed 1e17 (hash outputs
-  are only compared, copied or taken `% c`).
+  are only compared, copied or taken `% c`);
+- free of rounding that depends on an order: the engines sum doubles in different
+  orders, so "dbl" columns, which `sum` and `avg` may add, hold exact small values
+  (`EXACT_DOUBLES`), while "real" columns hold any of `DOUBLES` (1e16, 0.1, -0.0...)
+  and are only compared, copied, counted, min/max'ed, hashed, chosen or sent.
 
 Relation names are lower case (`peer`, `e0`, `m0`, `r1_0`, `t0`), variables upper
 case, so `GeneratedProgram.renamed(prefix)` can prefix every relation: programs
@@ -47,6 +52,7 @@ from dataclasses import dataclass, field, replace
 from hypothesis import strategies as st
 
 from sparkdedalus import Program
+from sparkdedalus.syntax.printer import format_const
 
 LOCATIONS = ("n1", "n2", "n3")
 WORDS = ("a", "b", "c")
@@ -57,6 +63,10 @@ LIMIT = 10**17  # bound on every intermediate integer value
 HUGE = 2**63  # bound of a hash output
 COUNT_BOUND = 10**6  # a count never gets near this with the data sizes generated
 MAX_TICKS = 4
+#: Doubles whose sums are exact in any order; and every double the programs use,
+#: chosen where the text of a double is tricky (Spark's cast prints `1.0E7`, `5.0E-4`).
+EXACT_DOUBLES = (0.5, 1.0, 2.5)
+DOUBLES = EXACT_DOUBLES + (1e7, 5e-4, -0.0, 1e16, 0.1, 123456.789)
 
 FEATURES = (
     "join", "aggregate", "negation", "negation_wildcard", "negation_existential",
@@ -157,7 +167,7 @@ def batch(programs_, prefix: str = "g") -> list[GeneratedProgram]:
 
 @dataclass
 class Col:
-    type: str  # "loc" | "str" | "int" | "dbl"
+    type: str  # "loc" | "str" | "int" | "dbl" | "real"
     bound: int = FLOOR  # int columns: the largest |value| the program can store
 
 
@@ -180,9 +190,7 @@ class Value:
 
 
 def _const_text(value) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
-    return repr(value) if isinstance(value, float) else str(value)
+    return f'"{value}"' if isinstance(value, str) else format_const(value)
 
 
 class _RuleBuilder:
@@ -381,7 +389,8 @@ class _RuleBuilder:
         kinds = ["int"] if self.int_vars() else []
         kinds += ["str"] if self.of_type("str") else []
         kinds += ["loc"]
-        kinds += ["dbl"] if self.of_type("dbl") else []
+        doubles = self.of_type("dbl") + self.of_type("real")
+        kinds += ["dbl"] if doubles else []
         kind = g.pick(kinds)
         op = g.pick(["<", "<=", ">", ">=", "==", "!="])
         if kind == "int":
@@ -396,7 +405,7 @@ class _RuleBuilder:
             g.feature("string_compare")
             text = f"{g.pick(self.of_type('str'))} {op} {g.const_text('str')}"
         elif kind == "dbl":
-            text = f"{g.pick(self.of_type('dbl'))} {op} {g.draw(st.integers(0, 4))}"
+            text = f"{g.pick(doubles)} {op} {g.draw(st.integers(0, 4))}"
         else:
             g.feature("location_compare")
             locs = self.of_type("loc")
@@ -434,13 +443,12 @@ class _RuleBuilder:
                 g.feature("abs")
                 self.literals.append(f"abs({v}, {self.fresh('int', self.vars[v][1])})")
         elif g.allowed("hash"):
-            inputs = [v for v, (t, _) in self.vars.items() if t in ("int", "str", "loc")]
             g.feature("hash")
-            self.literals.append(f"hash({g.pick(inputs)}, {self.fresh('int', HUGE)})")
+            self.literals.append(f"hash({g.pick(list(self.vars))}, {self.fresh('int', HUGE)})")
 
     def choose(self) -> None:
         g = self.gen
-        names = [v for v, (t, _) in self.vars.items() if t != "dbl"]
+        names = list(self.vars)
         keys = [v for v in names if g.coin(0.4)]
         values = [v for v in names if v not in keys]
         if not values:
@@ -493,7 +501,7 @@ class _Generator:
             return _const_text(self.pick(WORDS))
         if typ == "loc":
             return _const_text(self.pick(LOCATIONS))
-        return _const_text(self.pick([0.5, 1.0, 2.5]))
+        return _const_text(self.pick(EXACT_DOUBLES if typ == "dbl" else DOUBLES))
 
     def fact(self, rel: Rel, tick: int | None) -> None:
         values = [_const_text(self.pick(LOCATIONS))] + [self.const_text(c.type) for c in rel.cols[1:]]
@@ -531,17 +539,18 @@ class _Generator:
         pairs = ring + [p for p in extra if self.coin(0.3)]
         self.statements += [f'peer("{a}", "{b}");' for a, b in pairs]
         for i in range(self.draw(st.integers(1, self.shape.edb_relations))):
-            cols = [Col("loc")] + [Col("str" if self.coin(0.15) else "int")
-                                   for _ in range(self.draw(st.integers(1, 2)))]
+            cols = [Col("loc")] + [Col(self.edb_type()) for _ in range(self.draw(st.integers(1, 2)))]
             rel = self.add_rel(f"e{i}", cols, 0)
             for _ in range(self.draw(st.integers(2, 6))):
                 self.fact(rel, self.draw(st.integers(1, 3)) if self.coin(0.3) else None)
         for i in range(self.draw(st.integers(0, 2))):
-            cols = [Col("loc")] + [Col("str" if self.coin(0.15) else "int")
-                                   for _ in range(self.draw(st.integers(1, 2)))]
+            cols = [Col("loc")] + [Col(self.edb_type()) for _ in range(self.draw(st.integers(1, 2)))]
             rel = self.add_rel(f"m{i}", cols, 0)
             if self.coin(0.5):
                 self.fact(rel, 1)
+
+    def edb_type(self) -> str:
+        return "str" if self.coin(0.15) else "real" if self.coin(0.15) else "int"
 
     def readable(self, max_layer: int) -> list:
         return [r for r in self.rels.values() if r.layer is not None and r.layer <= max_layer]
@@ -655,7 +664,7 @@ class _Generator:
             if self.want("later", 0.1):
                 suffix = "@later"
                 self.feature("later")
-            if any(b.vars.get(a.strip(), ("",))[0] == "dbl" for a in args):
+            if any(b.vars.get(a.strip(), ("",))[0] in ("dbl", "real") for a in args):
                 self.feature("double_payload")
         elif delivery == "next":
             self.feature("next")

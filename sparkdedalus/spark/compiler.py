@@ -24,7 +24,7 @@ from sparkdedalus.program import Program, Rule
 from sparkdedalus.spark.columns import SOURCE_COLUMN, relation_columns
 from sparkdedalus.spark.expressions import SPARK_TYPES, expr_type, sql_comparison, sql_expr, sql_literal
 from sparkdedalus.syntax import ast
-from udfs.registry import FUNCTIONS
+from udfs.registry import FUNCTIONS, spark_string_sql
 
 #: Join strategies: never a broadcast (each broadcast is a Spark job of its own,
 #: and a tick should be one job); a sort-merge join spills when data is large and,
@@ -189,8 +189,8 @@ class RulePlan:
         return frame
 
     def _function(self, frame: DataFrame, function, inputs, outputs) -> DataFrame:
-        args = [F.expr(sql_expr(a, self.columns, self.types)) for a in inputs]
-        results = function.spark(*args)
+        args = [(sql_expr(a, self.columns, self.types), expr_type(a, self.types)) for a in inputs]
+        results = [F.expr(sql) for sql in function.spark(*args)]
         for (mode, target), result in zip(outputs, results):
             if mode == "bind":
                 frame = frame.withColumn(target, result).where(F.col(target).isNotNull())
@@ -215,7 +215,7 @@ class RulePlan:
     def _choose(self, frame: DataFrame, choose: ast.Choose) -> DataFrame:
         keys = [self.columns[v.name] for v in choose.keys]
         values = [self.columns[v.name] for v in choose.values]
-        as_text = [F.col(v).cast("string") for v in values]
+        as_text = [F.expr(spark_string_sql(f"`{self.columns[v.name]}`", self.types[v.name])) for v in choose.values]
         order = F.xxhash64(F.concat_ws(CHOICE_SEPARATOR, F.lit(str(self.seed)), *as_text))
         window = Window.partitionBy(*keys).orderBy(order, *as_text) if keys else Window.orderBy(order, *as_text)
         chosen = (frame.select(*(keys + values)).distinct()
@@ -235,8 +235,9 @@ class RulePlan:
         out = relation_columns(head.arity)
         sender = []  # SQL text of the sender column of an @async rule
         if self.rule.delivery == "async":
-            location = sql_expr(self.positive[0].args[0], self.columns, self.types)
-            sender = [f"CAST({location} AS STRING) AS `{SOURCE_COLUMN}`"]
+            location = self.positive[0].args[0]
+            text = spark_string_sql(sql_expr(location, self.columns, self.types), expr_type(location, self.types))
+            sender = [f"{text} AS `{SOURCE_COLUMN}`"]
         if not self.rule.is_aggregate:
             cols = [f"CAST({sql_expr(arg, self.columns, self.types)} AS {SPARK_TYPES[t]}) AS `{c}`"
                     for arg, t, c in zip(head.args, types, out)]

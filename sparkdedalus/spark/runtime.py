@@ -372,8 +372,8 @@ class TickLoop:
             if rule.delivery == "next":
                 parts.append(self.layout.part(name, NEXT, derived))
             else:
-                arrival = arrival_sql(self.network, name, self.layout.schemas[name].fieldNames(),
-                                      SOURCE_COLUMN, tick)
+                row = list(zip(self.layout.schemas[name].fieldNames(), self.program.relations[name].types))
+                arrival = arrival_sql(self.network, name, row, SOURCE_COLUMN, tick)
                 parts.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
                                               arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
         if previous is not None:
