@@ -171,3 +171,16 @@ def test_generator_hashes_chooses_and_writes_tricky_doubles():
     collect()
     assert seen_uses == {"hash", "choose"}
     assert {1e7, 5e-4, 1e16, 0.1, 123456.789} <= seen_constants <= set(DOUBLES)
+
+
+def test_sum_of_doubles_has_the_same_bits_in_both_engines(spark):
+    # By hand: the distinct values in ascending order are -1e16, 1.0, 1e16.
+    # -1e16 + 1.0 is -9999999999999999, not a double (doubles near 1e16 are 2 apart):
+    # it rounds to even, -1e16; then -1e16 + 1e16 = 0.0. (An exactly rounded sum would
+    # say 1.0, and an engine adding in row order could say either.) avg = 0.0 / 3.
+    program = Program.parse('p("a", 1, 10000000000000000.0); p("a", 2, 1.0); p("a", 3, -10000000000000000.0);\n'
+                            's(L, sum<X>) :- p(L, _, X);\nm(L, avg<X>) :- p(L, _, X);')
+    found, run = compared_run(spark, program, 1)
+    assert found == []
+    facts = run.facts(1, relations=["s", "m"])
+    assert facts == {"s": {("a", 0.0)}, "m": {("a", 0.0)}}

@@ -22,7 +22,6 @@ A tick t, at all locations together (the location is the first column):
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 from sparkdedalus.checks.normalize import is_wildcard
@@ -309,9 +308,13 @@ def _aggregate(agg: ast.Aggregate, group: list[dict]):
 
 
 def _sum(values: set):
-    """Exact for integers; correctly rounded (order-independent) for floats."""
+    """Exact for integers; for doubles the distinct values added in ascending
+    order, so that every engine gets the same bits (docs/semantics.md)."""
     if any(isinstance(v, float) for v in values):
-        return math.fsum(values)
+        total = 0.0
+        for value in sorted(values, key=float):
+            total += value
+        return total
     return sum(values)
 
 

@@ -264,6 +264,11 @@ class RulePlan:
             cols = ", ".join(f"`{c}`" for c in self.columns.values()) or "1"
             return f"count(DISTINCT {cols})"
         col = f"`{self.columns[agg.var.name]}`"
+        if agg.func in ("sum", "avg") and self.types.get(agg.var.name) == "double":
+            # the distinct values added in ascending order, as the reference adds them:
+            # the same bits whatever order the rows come in (docs/semantics.md)
+            total = f"aggregate(array_sort(collect_set({col})), CAST(0 AS DOUBLE), (acc, v) -> acc + v)"
+            return total if agg.func == "sum" else f"{total} / size(collect_set({col}))"
         if agg.func in ("count", "sum", "avg"):
             return f"{agg.func}(DISTINCT {col})"
         return f"{agg.func}({col})"
