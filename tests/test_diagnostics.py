@@ -195,6 +195,9 @@ BAD_PROGRAMS = [
     ("dotted-variable",
      'p(X) :- q(X, a.b);\n',
      [(1, 14, "'a.b' is not a valid variable name (variables cannot contain '.')")]),
+    ("double-out-of-range",  # it would print as inf, which reads back as a variable
+     'p("a", 1.0e999);\n',
+     [(1, 8, "'1.0e999' is too large for a double")]),
 ]
 
 

@@ -197,7 +197,10 @@ class _Builder(Transformer):
         return ast.Const(int(children[0]), self._pos(children[0]))
 
     def float_const(self, children):
-        return ast.Const(float(children[0]), self._pos(children[0]))
+        pos, value = self._pos(children[0]), float(children[0])
+        if value in (float("inf"), float("-inf")):
+            self._error(pos, f"'{children[0]}' is too large for a double")
+        return ast.Const(value, pos)
 
     def string_const(self, children):
         return ast.Const(_unquote(str(children[0])), self._pos(children[0]))
