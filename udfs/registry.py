@@ -81,6 +81,17 @@ def _spark_strlen(col):
     return (F.char_length(col).cast("long"),)
 
 
+def _home(location) -> tuple:
+    text = spark_string(location)
+    return (text.rpartition("/")[0] if "/" in text else text,)
+
+
+def _spark_home(col):
+    from pyspark.sql import functions as F
+    text = col.cast("string")
+    return (F.when(F.instr(text, "/") > 0, F.regexp_extract(text, r"^(.*)/[^/]*$", 1)).otherwise(text),)
+
+
 def _spark_abs(col):
     from pyspark.sql import functions as F
     return (F.abs(col),)
@@ -117,6 +128,8 @@ FUNCTIONS: dict[str, FunctionRelation] = {f.name: f for f in (
                      "tostring(V, S): S is V cast to a string"),
     FunctionRelation("strlen", ("string",), ("long",), lambda s: (len(s),), _spark_strlen,
                      "strlen(S, N): N is the number of characters of S"),
+    FunctionRelation("home", ("string",), ("string",), _home, _spark_home,
+                     "home(L2, L): L is L2 up to its last '/' (L2 itself without one): the node a rewrite split L2 off"),
     FunctionRelation("abs", ("number",), ("same",), lambda v: (abs(v),), _spark_abs,
                      "abs(V, A): A is the absolute value of V"),
 )}
