@@ -83,6 +83,12 @@ def select(program, component: str, selectors) -> tuple:
     return tuple(sorted(chosen))
 
 
+def check_name(program, name: str) -> None:
+    """A `RewriteError` unless `name` can name a new component."""
+    if not name.isidentifier() or name in program.components:
+        raise RewriteError(f"new component name {name!r} is taken or not an identifier")
+
+
 def _reads(rule) -> set:
     return {a.name for a in rule.positive_atoms + rule.negated_atoms}
 
@@ -91,8 +97,7 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
     """`program` with the rules `split` of `component` moved to the new
     component `name` (see the module docstring); `persist`: persist the
     forwarded relations at the new node."""
-    if not name.isidentifier() or name in program.components:
-        raise RewriteError(f"new component name {name!r} is taken or not an identifier")
+    check_name(program, name)
     suffix = "/" + name
     split = set(split)
     constant = constant_relations(program)

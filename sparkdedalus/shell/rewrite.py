@@ -41,7 +41,7 @@ def _spec(text: str) -> tuple:
 def handle(args) -> int:
     from sparkdedalus.program import Program
     from sparkdedalus.rewrite import DECOUPLINGS, applicable, monotonic
-    from sparkdedalus.rewrite.decouple import RewriteError, select
+    from sparkdedalus.rewrite.decouple import RewriteError, check_name, select
     from sparkdedalus.rewrite.text import program_text, source_rules
     if not args.decouple:
         raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME]")
@@ -51,6 +51,7 @@ def handle(args) -> int:
     for component, selectors, name in specs:
         try:
             split = select(program, component, selectors)
+            check_name(program, name)
         except RewriteError as exc:
             raise UsageError(f"--decouple {component}:{','.join(selectors)}: {exc}") from None
         found = applicable(program, component, split)
