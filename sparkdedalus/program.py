@@ -120,6 +120,7 @@ class Program:
     components: tuple  # component names in order of appearance
     persisted: frozenset  # relations carried by identity @next rules
     warnings: tuple = ()
+    homes: tuple = ()  # location suffixes a rewrite introduced (`// @home "/x"`, docs/rewrites.md)
     sources: Sources = field(default_factory=Sources, repr=False)
 
     # -- construction

@@ -149,6 +149,16 @@ def _spark_strlen(value) -> tuple:
     return (f"CAST(char_length({value[0]}) AS BIGINT)",)
 
 
+def _home(location) -> tuple:
+    text = spark_string(location)
+    return (text.rpartition("/")[0] if "/" in text else text,)
+
+
+def _spark_home(value) -> tuple:
+    text = spark_string_sql(*value)
+    return (f"CASE WHEN instr({text}, '/') > 0 THEN regexp_extract({text}, '^(.*)/[^/]*$', 1) ELSE {text} END",)
+
+
 def _spark_abs(value) -> tuple:
     return (f"abs({value[0]})",)
 
@@ -185,6 +195,8 @@ FUNCTIONS: dict[str, FunctionRelation] = {f.name: f for f in (
                      "tostring(V, S): S is the text of V (`spark_string`)"),
     FunctionRelation("strlen", ("string",), ("long",), lambda s: (len(s),), _spark_strlen,
                      "strlen(S, N): N is the number of characters of S"),
+    FunctionRelation("home", ("string",), ("string",), _home, _spark_home,
+                     "home(L2, L): L is L2 up to its last '/' (L2 itself without one): the node a rewrite split L2 off"),
     FunctionRelation("abs", ("number",), ("same",), lambda v: (abs(v),), _spark_abs,
                      "abs(V, A): A is the absolute value of V"),
 )}

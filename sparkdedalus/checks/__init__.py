@@ -10,6 +10,9 @@ arities is still one relation of the dependency graph).
 
 from __future__ import annotations
 
+import json
+import re
+
 from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.checks.stratification import stratify
 from sparkdedalus.checks.aggregates import check_aggregates
@@ -52,7 +55,22 @@ def build_program(loaded, strict: bool = False) -> Program:
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
         outputs=outputs, strata=strata, components=tuple(norm.components),
         persisted=frozenset(r.head.name for r in norm.rules if r.persistence), warnings=tuple(sorted(_unique(diagnostics))),
-        sources=loaded.sources)
+        homes=home_directives(loaded.units), sources=loaded.sources)
+
+
+_HOME = re.compile(r'//\s*@home\s+("(?:\\.|[^"\\])*")\s*$')
+
+
+def home_directives(units) -> tuple:
+    """The suffixes of the `// @home "/x"` comments: a location ending in
+    "/x" was split off its home (`home(L2, L)`) by a rewrite."""
+    found = []
+    for unit in units:
+        for comment in unit.comments:
+            match = _HOME.match(comment.text)
+            if match and json.loads(match[1]) not in found:
+                found.append(json.loads(match[1]))
+    return tuple(found)
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

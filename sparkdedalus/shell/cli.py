@@ -6,6 +6,8 @@
     sparkdedalus run FILE... --ticks N [--engine spark|reference] [--at K] [--store PATH [--resume]] ...
     sparkdedalus show STORE [REL] [--at K] [--format table|json|csv]
     sparkdedalus diagram STORE --out FILE [--format html|svg] [--relation REL] [--from K] [--to K]
+    sparkdedalus rewrite FILE... --decouple COMPONENT:RULES[:NEWNAME] [--out FILE] [--force]
+    sparkdedalus equiv A.ded B.ded --ticks N [--seeds K] [--network SPEC] [--format text|json]
 
 Exit codes: 0 success, 1 program or data errors (and internal errors), 2 usage
 errors. No traceback unless --debug.
@@ -17,7 +19,7 @@ import argparse
 import sys
 
 from sparkdedalus.errors import UsageError, UserError
-from sparkdedalus.shell import check, diagram, explain, fmt, run, show
+from sparkdedalus.shell import check, diagram, equiv, explain, fmt, rewrite, run, show
 from sparkdedalus.syntax.diagnostics import DiagnosticError
 
 
@@ -33,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="sparkdedalus", description="Dedalus on Spark")
     add_debug_argument(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (check, fmt, explain, run, show, diagram):
+    for command in (check, fmt, explain, run, show, diagram, equiv, rewrite):
         command.add_parser(commands)
     return parser
 

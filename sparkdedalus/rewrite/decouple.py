@@ -1,0 +1,247 @@
+"""The mechanism of the decoupling rewrites (scaling paper, 3.1-3.3 and A.1-A.3):
+move rules C2 of a component to a new component NEW at new locations.
+
+A location L of the component becomes `L + "/NEW"` for the moved rules (the
+program gets the directive `// @home "/NEW"`; `home(L2, L)` gives L back
+where a moved rule uses its location as data). For every relation C2 reads:
+
+- *redirected* (3.1, Redirection): read by C2 only and derived by C2 or by
+  `@async` rules: every `@async` rule deriving it sends to `D + "/NEW"`
+  instead of D (the forwarding relation is this function of the address), its
+  facts move to the new location;
+- *forwarded* (A.3.1, Decoupling): read by the rules that stay too, or derived
+  by a same-node rule that stays: C2 reads a copy `r_NEW` which the rule
+  `r_NEW(L2, ..)@async :- r(L, ..), L2 == L + "/NEW";` sends from the
+  component; with `persist` (3.2, Redirection With Persistence) `r_NEW` is
+  persisted;
+- *constant* (EDB, and rules over EDB only, see `analysis.roles`): both nodes
+  hold it: its facts and rules are copied to the new location.
+
+A rewrite refuses (`RewriteError`) what this mechanism cannot express: rules
+that stay reading what C2 derives, a location that is not a string, global
+observer rules, `.input` relations C2 reads.
+
+>>> from sparkdedalus import Program
+>>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
+...                   'in("n", 1)@1; in2("n", 2)@1;')
+>>> q = decouple(p, "k", select(p, "k", ["b"]), "kb")
+>>> print(program_text(q, source_rules(q)), end="")
+// @home "/kb"
+<BLANKLINE>
+component k {
+    a(L, X) :- in(L, X);
+}
+<BLANKLINE>
+component kb {
+    b(L2, X) :- in2(L2, X);
+    in2("n/kb", 2)@1;
+}
+<BLANKLINE>
+in("n", 1)@1;
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sparkdedalus.analysis.roles import component_rules, constant_relations
+from sparkdedalus.checks.locations import location_terms
+from sparkdedalus.checks.normalize import is_auxiliary
+from sparkdedalus.program import Program
+from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.ast import atom_vars, expr_vars
+from udfs.registry import FUNCTIONS
+
+
+class RewriteError(ValueError):
+    """The rewrite cannot be applied to this input (one line)."""
+
+
+def select(program, component: str, selectors) -> tuple:
+    """Indices of the rules of `component` named by `selectors`: a head
+    relation (every rule deriving it) or a line number (the rule there)."""
+    try:
+        rules = [program.rules[i] for i in component_rules(program, component)]
+    except ValueError as exc:
+        raise RewriteError(str(exc)) from None
+    chosen: list = []
+    for selector in selectors:
+        if selector.isdigit():
+            found = [r.index for r in rules if r.pos.line == int(selector) and not is_auxiliary(r.head.name)]
+            what = f"no rule of component {component!r} at line {selector}"
+        else:
+            found = [r.index for r in rules if r.head.name == selector]
+            what = f"no rule of component {component!r} derives {selector!r}"
+        if not selector or not found:
+            raise RewriteError(what if selector else "empty rule selector")
+        chosen += [i for i in found if i not in chosen]
+    negated = {a.name for i in chosen for a in program.rules[i].negated_atoms}
+    chosen += [r.index for r in rules if r.head.name in negated and is_auxiliary(r.head.name)]
+    if len(chosen) == len(rules):
+        raise RewriteError(f"the rules selected are all the rules of component {component!r}: nothing stays")
+    return tuple(sorted(chosen))
+
+
+def check_name(program, name: str) -> None:
+    """A `RewriteError` unless `name` can name a new component."""
+    if not name.isidentifier() or name in program.components:
+        raise RewriteError(f"new component name {name!r} is taken or not an identifier")
+
+
+def _reads(rule) -> set:
+    return {a.name for a in rule.positive_atoms + rule.negated_atoms}
+
+
+def decouple(program, component: str, split, name: str, persist: bool = False) -> Program:
+    """`program` with the rules `split` of `component` moved to the new
+    component `name` (see the module docstring); `persist`: persist the
+    forwarded relations at the new node."""
+    check_name(program, name)
+    suffix = "/" + name
+    split = set(split)
+    constant = constant_relations(program)
+    live = [r for r in program.rules if not r.persistence]
+    moved = [r for r in live if r.index in split]
+    # rules over constant relations that C2 needs: copied to the new node
+    needed, todo = set(), [r for r in moved]
+    while todo:
+        for name_read in _reads(todo.pop()) & constant:
+            for rule in program.defining_rules(name_read):
+                if not rule.persistence and rule.index not in needed and rule.index not in split:
+                    needed.add(rule.index)
+                    todo.append(rule)
+    copied = [r for r in live if r.index in needed]
+    stay = [r for r in live if r.index not in split]
+    c2_reads = set().union(*(_reads(r) for r in moved + copied)) - set(FUNCTIONS)
+    outside_reads = set().union(*(_reads(r) for r in stay))
+    derived_moved = {r.head.name for r in moved}
+    for rule in stay:
+        for atom in (rule.positive_atoms + rule.negated_atoms) if rule.component == component else ():
+            if atom.name in derived_moved:
+                raise RewriteError(f"{atom.pos}: the rule for {rule.head.name} reads {atom.name}, "
+                                   f"which the moved rules derive")
+    for rule in moved + copied:
+        if len(location_terms(rule)) > 1:
+            raise RewriteError(f"{rule.pos}: a global observer rule cannot move")
+    inputs = {i.name for i in program.inputs}
+    if c2_reads & inputs:
+        raise RewriteError(f"the moved rules read the .input relation {sorted(c2_reads & inputs)[0]!r}")
+    forwarded = sorted(r for r in c2_reads - constant if r in outside_reads or any(
+        d.delivery != "async" for d in program.defining_rules(r) if d.index not in split and not d.persistence))
+    if set(forwarded) & derived_moved:
+        raise RewriteError(f"the moved rules derive {sorted(set(forwarded) & derived_moved)[0]!r}, "
+                           f"which the rules that stay derive or read too")
+    redirected = c2_reads - constant - set(forwarded)
+    renames = {r: f"{r}_{name}" for r in forwarded}
+
+    rules = []
+    for src in source_rules(program):
+        rule = src.rule
+        if src.index in split:
+            rules.append(SourceRule(_relocate(rule, suffix, renames, redirected), name, src.index))
+            continue
+        if rule.delivery == "async" and rule.head.name in redirected:
+            rule = _redirect(rule, suffix)
+        rules.append(SourceRule(rule, src.component, src.index))
+        if src.index in needed:
+            rules.append(SourceRule(_relocate(rule, suffix, {}, set()), name))
+    for relation in forwarded:
+        columns = program.relations[relation].arity
+        xs = tuple(ast.Var(f"X{i}") for i in range(1, columns))
+        head = ast.Atom(renames[relation], (ast.Var("L2"), *xs))
+        body = (ast.Atom(relation, (ast.Var("L"), *xs)),
+                ast.Comparison("==", ast.Var("L2"), ast.BinOp("+", ast.Var("L"), ast.Const(suffix))))
+        rules.append(SourceRule(ast.Rule(head, "async", body), component))
+
+    facts = []
+    for fact in program.facts:
+        relation = fact.atom.name
+        if relation in redirected or relation in constant and relation in c2_reads:
+            location = fact.atom.args[0]
+            if not isinstance(location.value, str):
+                raise RewriteError(f"{fact.pos}: location {location.value!r} is not a string: cannot add {suffix!r}")
+            copy = replace(fact, atom=replace(fact.atom, args=(ast.Const(location.value + suffix),
+                                                               *fact.atom.args[1:])), component=name)
+            if relation in outside_reads or relation in constant:
+                facts.append(fact)
+            facts.append(copy)
+        else:
+            facts.append(fact)
+
+    persisted = {r.head.name: r.component for r in program.rules if r.persistence}
+    for relation in derived_moved & set(persisted):
+        if persisted[relation] == component and not any(r.head.name == relation for r in stay):
+            persisted[relation] = name
+    if persist:
+        persisted.update({renames[r]: name for r in forwarded})
+    decls = [ast.Decl(renames[r], tuple(ast.Column(c, t) for c, t in
+                                         zip(program.relations[r].columns, program.relations[r].types)))
+             for r in forwarded if program.relations[r].declared]
+    rewritten = replace(program, homes=program.homes + (suffix,))
+    text = program_text(rewritten, rules, facts, persisted, decls)
+    return Program.parse(text, file=f"<{name}>")
+
+
+def _names(rule: ast.Rule) -> set:
+    found = [v for a in rule.head.args for v in expr_vars(a)]
+    for lit in rule.body:
+        if isinstance(lit, ast.Atom):
+            found += atom_vars(lit)
+        elif isinstance(lit, ast.Negated):
+            found += atom_vars(lit.atom)
+        elif isinstance(lit, ast.Comparison):
+            found += expr_vars(lit.left) + expr_vars(lit.right)
+        elif isinstance(lit, ast.Choose):
+            found += list(lit.keys) + list(lit.values)
+    return {v.name for v in found}
+
+
+def _fresh(rule: ast.Rule, base: str) -> ast.Var:
+    used, k = _names(rule), 2
+    while f"{base}{k}" in used:
+        k += 1
+    return ast.Var(f"{base}{k}")
+
+
+def _moved_location(loc, rule: ast.Rule, suffix: str):
+    if isinstance(loc, ast.Const):
+        if not isinstance(loc.value, str):
+            raise RewriteError(f"{rule.pos}: location {loc.value!r} is not a string: cannot add {suffix!r}")
+        return ast.Const(loc.value + suffix)
+    return _fresh(rule, loc.name)
+
+
+def _redirect(rule: ast.Rule, suffix: str) -> ast.Rule:
+    """An @async rule sending to `D + suffix` instead of D."""
+    dest = rule.head.args[0]
+    new = _moved_location(dest, rule, suffix)
+    body = rule.body
+    if isinstance(new, ast.Var):
+        body = body + (ast.Comparison("==", new, ast.BinOp("+", dest, ast.Const(suffix))),)
+    return ast.Rule(replace(rule.head, args=(new, *rule.head.args[1:])), rule.delivery, body, rule.pos)
+
+
+def _relocate(rule: ast.Rule, suffix: str, renames: dict, redirected: set) -> ast.Rule:
+    """A rule of C2 at the new location: its atoms at `L + suffix`, forwarded
+    relations renamed, `home(L2, L)` where L is used as data."""
+    stored = [lit for lit in rule.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS]
+    loc = stored[0].args[0]
+    new = _moved_location(loc, rule, suffix)
+
+    def moved(atom: ast.Atom) -> ast.Atom:
+        if atom.name in FUNCTIONS or atom.args[0] != loc:
+            return atom
+        return ast.Atom(renames.get(atom.name, atom.name), (new, *atom.args[1:]), atom.time, atom.pos)
+
+    body = tuple(moved(lit) if isinstance(lit, ast.Atom) else
+                 ast.Negated(moved(lit.atom), lit.pos) if isinstance(lit, ast.Negated) else lit for lit in rule.body)
+    head = rule.head
+    if rule.delivery != "async":
+        head = replace(head, args=(new, *head.args[1:]))
+    result = ast.Rule(head, rule.delivery, body, rule.pos)
+    if isinstance(loc, ast.Var) and loc.name in _names(result):
+        result = ast.Rule(head, rule.delivery, body + (ast.Atom("home", (new, loc)),), rule.pos)
+    if rule.delivery == "async" and rule.head.name in redirected:
+        result = _redirect(result, suffix)
+    return result
