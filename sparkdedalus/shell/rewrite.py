@@ -1,5 +1,6 @@
-"""`sparkdedalus rewrite FILE... --decouple COMPONENT:RULES[:NEWNAME] [--out FILE] [--force]`:
-move rules of a component to a new component at new locations and print the
+"""`sparkdedalus rewrite FILE... [--decouple COMPONENT:RULES[:NEWNAME]] [--partition COMPONENT:N]
+[--out FILE] [--force]`: move rules of a component to a new component at new
+locations, or run a component on N partitions per location, and print the
 program (docs/rewrites.md).
 
 RULES: comma-separated selectors, each a head relation (every rule of the
@@ -8,7 +9,10 @@ to COMPONENT_2. The first decoupling whose precondition holds is applied
 (mutually independent, functional, monotonic); when none holds the rewrite is
 refused with the reasons (exit 1), unless `--force`, which applies the
 monotonic mechanism and marks the output unchecked. `--decouple` repeats:
-the rewrites compose in the order given. Bad input: one line, exit 2.
+the rewrites compose in the order given. `--partition` (repeats too, in the
+same order) applies the partitioning rewrite when the component's distribution
+policy is co-hashing or dependencies, and refuses with the reasons (exit 1)
+otherwise. Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -22,8 +26,11 @@ from sparkdedalus.shell.check import add_hidden_strict
 def add_parser(commands) -> None:
     parser = commands.add_parser("rewrite", help="decouple rules into a new component; print the program")
     parser.add_argument("files", nargs="+", metavar="FILE")
-    parser.add_argument("--decouple", action="append", default=[], metavar="COMPONENT:RULES[:NEWNAME]",
+    parser.add_argument("--decouple", action="append", dest="steps", default=[], type=lambda t: ("decouple", t),
+                        metavar="COMPONENT:RULES[:NEWNAME]",
                         help="move the rules RULES (head relations or line numbers, comma-separated)")
+    parser.add_argument("--partition", action="append", dest="steps", type=lambda t: ("partition", t),
+                        metavar="COMPONENT:N", help="run COMPONENT on N partitions per location, routed by its policy")
     parser.add_argument("--out", metavar="FILE", help="write the program to FILE (default: print it)")
     parser.add_argument("--force", action="store_true", help="apply even when the precondition fails (unchecked)")
     add_hidden_strict(parser)
@@ -38,17 +45,51 @@ def _spec(text: str) -> tuple:
     return component, rules, parts[2] if len(parts) == 3 else f"{component}_2"
 
 
+def _partition_spec(text: str) -> tuple:
+    component, _, n = text.rpartition(":")
+    try:
+        count = int(n)
+    except ValueError:
+        count = 0
+    if not component or count < 1:
+        raise UsageError(f"--partition {text!r}: expected COMPONENT:N with N >= 1")
+    return component, count
+
+
+def _partition(program, component: str, n: int, notes: list):
+    from sparkdedalus.rewrite import partition
+    try:
+        policy = partition.precondition(program, component)
+    except ValueError as exc:
+        raise UsageError(f"--partition {component}:{n}: {exc}") from None
+    if policy.method not in partition.METHODS:
+        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method} "
+                        f"(only co-hashing and dependencies are implemented)\n"
+                        + "\n".join(f"  {reason}" for reason in policy.reasons))
+    try:
+        program = partition.partition(program, component, n)
+    except partition.RewriteError as exc:
+        raise UserError(f"cannot partition {component}: {exc}") from None
+    keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
+    notes.append(f"{component} on {n} partitions ({policy.method}): {keys}")
+    return program
+
+
 def handle(args) -> int:
     from sparkdedalus.program import Program
     from sparkdedalus.rewrite import DECOUPLINGS, applicable, monotonic
     from sparkdedalus.rewrite.decouple import RewriteError, check_name, select
     from sparkdedalus.rewrite.text import program_text, source_rules
-    if not args.decouple:
-        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME]")
-    specs = [_spec(text) for text in args.decouple]
+    if not args.steps:
+        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME] or --partition COMPONENT:N")
+    steps = [(kind, _spec(text) if kind == "decouple" else _partition_spec(text)) for kind, text in args.steps]
     program = Program.from_files(*args.files, strict=args.strict)
     notes = []
-    for component, selectors, name in specs:
+    for kind, spec in steps:
+        if kind == "partition":
+            program = _partition(program, *spec, notes)
+            continue
+        component, selectors, name = spec
         try:
             split = select(program, component, selectors)
             check_name(program, name)

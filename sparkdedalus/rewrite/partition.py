@@ -1,0 +1,157 @@
+"""The partitioning rewrite (scaling paper, 4.1-4.2 and B.1-B.2): a component
+runs on N nodes per location, each fact routed by its key under the
+component's distribution policy (`analysis.partitioning`, method co-hashing
+or dependencies; partial partitioning, B.3-B.4, is not done here).
+
+A location L of the component becomes `L + "/p0"` .. `L + "/p{N-1}"` (the
+program gets one `// @home "/pI"` directive per partition). The component's
+rules run unchanged at each partition, their atoms at the partition's
+location; where a rule uses its location as data it reads the original back
+with `home(L2, L)`. Every `@async` rule that sends a keyed relation of the
+component to D sends to `D + "/p" + S` instead, where S is the text of
+`pmod(hash(key), N)` (`key` is the policy's column through its `via`
+functions):
+
+    toStorage(N2, L, Id, V, Sig)@async :- signed(L, Id, V, Sig), storageNode(L, N),
+        hash(V, K2), hash(K2, H2), P2 == (H2 % 2 + 2) % 2, tostring(P2, S2), N2 == N + "/p" + S2;
+
+Facts of keyed relations move to their partition; facts of static relations
+are copied to every partition. A keyed relation with no key column goes to
+partition 0.
+
+>>> from sparkdedalus import Program
+>>> from sparkdedalus.rewrite.text import program_text, source_rules
+>>> p = Program.parse('component k { n(L, B, count<X>) :- v(L, X, B); }\\n'
+...                   'component s { v(D, X, B)@async :- go(L, D, X, B); }\\ngo("s", "k", 1, "b")@1;')
+>>> print(program_text(q := partition(p, "k", 2), source_rules(q)).split("component s")[1], end="")
+ {
+    v(D2, X, B)@async :- go(L, D, X, B), hash(B, H2), P2 == (H2 % 2 + 2) % 2, tostring(P2, S2), D2 == D + "/p" + S2;
+}
+<BLANKLINE>
+go("s", "k", 1, "b")@1;
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sparkdedalus.analysis.partitioning import distribution_policy
+from sparkdedalus.analysis.roles import component_rules
+from sparkdedalus.checks.locations import location_terms
+from sparkdedalus.program import Program
+from sparkdedalus.rewrite.decouple import RewriteError, _fresh, _relocate
+from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.syntax import ast
+from udfs.registry import FUNCTIONS
+
+REWRITE = "partitioning"
+#: the policy methods this rewrite implements
+METHODS = ("co-hashing", "dependencies")
+
+
+def precondition(program, component: str):
+    """The component's `DistributionPolicy` (a `ValueError` names an unknown
+    component); the rewrite applies when its method is in METHODS."""
+    component_rules(program, component)
+    return distribution_policy(program, component)
+
+
+def partition_of(value, via: tuple, n: int) -> int:
+    """The partition of a key column's value: pmod(hash(via(value)), n)."""
+    for name in via:
+        (value,) = FUNCTIONS[name].python(value)
+    (h,) = FUNCTIONS["hash"].python(value)
+    return h % n  # Python's % is the pmod the rules compute as (H % N + N) % N
+
+
+def suffixes(n: int) -> tuple:
+    return tuple(f"/p{i}" for i in range(n))
+
+
+def partition(program, component: str, n: int) -> Program:
+    """`program` with `component` on `n` partitions per location (module docstring)."""
+    if n < 1:
+        raise RewriteError(f"the number of partitions must be at least 1, got {n}")
+    policy = precondition(program, component)
+    if policy.method not in METHODS:
+        raise RewriteError(f"component {component!r} has a {policy.method} policy: "
+                           f"only co-hashing and dependencies are implemented")
+    keys = {rp.relation: (rp.column, rp.via) for rp in policy.relations}
+    static = set(policy.static)
+    inputs = {i.name for i in program.inputs} & set(keys)
+    if inputs:
+        raise RewriteError(f"component {component!r} reads the .input relation {sorted(inputs)[0]!r}")
+    for rule in program.rules:
+        if rule.component != component and not rule.persistence and \
+                {a.name for a in rule.positive_atoms + rule.negated_atoms} & set(keys):
+            shared = sorted({a.name for a in rule.positive_atoms + rule.negated_atoms} & set(keys))
+            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {shared[0]}, "
+                               f"which the partitions of {component!r} hold")
+
+    rules = []
+    for src in source_rules(program):
+        rule = src.rule
+        if src.component == component:
+            if len(location_terms(program.rules[src.index])) > 1:
+                raise RewriteError(f"{rule.pos}: a global observer rule cannot be partitioned")
+            stored = [a for a in rule.body if isinstance(a, ast.Atom) and a.name not in FUNCTIONS]
+            if stored and isinstance(stored[0].args[0], ast.Const):
+                raise RewriteError(f"{rule.pos}: a rule at a constant location cannot be partitioned")
+            rule = _relocate(rule, "", {}, set())
+        if rule.delivery == "async" and rule.head.name in keys:
+            rule = _route(rule, *keys[rule.head.name], n)
+        rules.append(SourceRule(rule, src.component, src.index))
+
+    facts = []
+    for fact in program.facts:
+        relation = fact.atom.name
+        if relation not in keys and relation not in static:
+            facts.append(fact)
+            continue
+        location = fact.atom.args[0].value
+        if not isinstance(location, str):
+            raise RewriteError(f"{fact.pos}: location {location!r} is not a string: cannot partition it")
+        if relation in static:
+            places = suffixes(n)
+            if any(r.component != component for r in program.rules if not r.persistence and relation in
+                   {a.name for a in r.positive_atoms + r.negated_atoms}):
+                facts.append(fact)
+        else:
+            column, via = keys[relation]
+            places = ("/p0",) if column is None else \
+                (f"/p{partition_of(fact.atom.args[column].value, via, n)}",)
+        facts += [replace(fact, atom=replace(fact.atom, args=(ast.Const(location + s), *fact.atom.args[1:])))
+                  for s in places]
+
+    rewritten = replace(program, homes=program.homes + suffixes(n))
+    return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
+
+
+def _route(rule: ast.Rule, column, via: tuple, n: int) -> ast.Rule:
+    """An @async rule sending to `D + "/p" + S`, S the partition of its key."""
+    dest, body = rule.head.args[0], list(rule.body)
+
+    def fresh(base: str) -> ast.Var:
+        return _fresh(ast.Rule(rule.head, rule.delivery, tuple(body), rule.pos), base)
+
+    suffix = ast.Const("/p0")
+    if column is not None:
+        key = rule.head.args[column]
+        if not isinstance(key, ast.Var):
+            var = fresh("K")
+            body.append(ast.Comparison("==", var, key))
+            key = var
+        for name in via + ("hash",):
+            var = fresh("H" if name == "hash" else "K")
+            body.append(ast.Atom(name, (key, var)))
+            key = var
+        p, nc = fresh("P"), ast.Const(n)
+        body.append(ast.Comparison("==", p, ast.BinOp("%", ast.BinOp("+", ast.BinOp("%", key, nc), nc), nc)))
+        s = fresh("S")
+        body.append(ast.Atom("tostring", (p, s)))
+        suffix = ast.BinOp("+", ast.BinOp("+", dest, ast.Const("/p")), s)
+    else:
+        suffix = ast.BinOp("+", dest, suffix)
+    new = fresh(dest.name if isinstance(dest, ast.Var) else "D")
+    body.append(ast.Comparison("==", new, suffix))
+    return ast.Rule(replace(rule.head, args=(new, *rule.head.args[1:])), rule.delivery, tuple(body), rule.pos)
