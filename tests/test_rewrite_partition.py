@@ -18,6 +18,7 @@ from sparkdedalus.rewrite.partition import partition
 from sparkdedalus.rewrite.text import program_text, source_rules
 from sparkdedalus.shell.cli import main
 from sparkdedalus.shell.equiv import compare
+from udfs.registry import FUNCTIONS
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RANDOM = Network.parse("delay=uniform(1,4)")
@@ -128,3 +129,21 @@ def test_bad_input_is_one_line_exit_2(spec, message, capsys):
     code = main(["rewrite", str(EXAMPLES / "voting.ded"), "--partition", spec])
     err = capsys.readouterr().err
     assert (code, len(err.splitlines())) == (2, 1) and message in err, err
+
+
+def test_keys_that_are_expressions_or_constants_and_relations_without_a_key():
+    # v is keyed by its third column, which the senders write as B + 1 and 4: the
+    # routing binds that value first; tickle has no column but its location: it goes
+    # to partition 0; the fact v("k", 5, 9) moves to the partition of 9
+    program = Program.parse('component k {\n n(L, B, count<X>) :- v(L, X, B);\n'
+                            ' out(L, B)@async :- n(L, B, C), C > 0;\n pong(L)@async :- tickle(L);\n}\n'
+                            'component s {\n v(D, X, B + 1)@async :- go(L, D, X, B);\n'
+                            ' v(D, 7, 4)@async :- go(L, D, X, B);\n tickle(D)@async :- go(L, D, X, B);\n}\n'
+                            'go("s", "k", 1, 2)@1; go("s", "k", 2, 3)@2; v("k", 5, 9)@1;')
+    rewritten = partition(program, "k", 3)
+    text = program_text(rewritten, source_rules(rewritten))
+    assert "K2 == B + 1, hash(K2, H2)" in text and "K2 == 4, hash(K2, H2)" in text
+    assert 'tickle(D2)@async :- go(L, D, X, B), D2 == D + "/p0";' in text
+    (h,) = FUNCTIONS["hash"].python(9)
+    assert [f.atom.args[0].value for f in rewritten.facts if f.atom.name == "v"] == [f"k/p{h % 3}"]
+    assert compare(program, rewritten, 10, 20, RANDOM).difference is None
