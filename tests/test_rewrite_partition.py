@@ -147,3 +147,17 @@ def test_keys_that_are_expressions_or_constants_and_relations_without_a_key():
     (h,) = FUNCTIONS["hash"].python(9)
     assert [f.atom.args[0].value for f in rewritten.facts if f.atom.name == "v"] == [f"k/p{h % 3}"]
     assert compare(program, rewritten, 10, 20, RANDOM).difference is None
+
+
+@pytest.mark.parametrize("text, message", [
+    # v is what the partitions hold (keyed), but component s reads it too, at its own nodes
+    ('component k { n(L, B, count<X>) :- v(L, X, B); }\ncomponent s { w(L, X) :- v(L, X, _); }\n',
+     "component 's' reads v, which the partitions of 'k' hold"),
+    # an .input relation arrives from outside at the original node: nothing routes it
+    ('.input v from "v.csv"\ncomponent k { n(L, B, count<X>) :- v(L, X, B); }\n', "reads the .input relation 'v'"),
+])
+def test_what_the_mechanism_cannot_route_is_refused(tmp_path, text, message, capsys):
+    src = tmp_path / "p.ded"
+    src.write_text(text)
+    assert main(["rewrite", str(src), "--partition", "k:2"]) == 1
+    assert message in capsys.readouterr().err

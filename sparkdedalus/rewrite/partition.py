@@ -39,12 +39,11 @@ from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_rules
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.program import Program
-from sparkdedalus.rewrite.decouple import RewriteError, _fresh, _relocate
+from sparkdedalus.rewrite.decouple import RewriteError, _fresh, _reads, _relocate
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
-REWRITE = "partitioning"
 #: the policy methods this rewrite implements
 METHODS = ("co-hashing", "dependencies")
 
@@ -81,11 +80,10 @@ def partition(program, component: str, n: int) -> Program:
     inputs = {i.name for i in program.inputs} & set(keys)
     if inputs:
         raise RewriteError(f"component {component!r} reads the .input relation {sorted(inputs)[0]!r}")
-    for rule in program.rules:
-        if rule.component != component and not rule.persistence and \
-                {a.name for a in rule.positive_atoms + rule.negated_atoms} & set(keys):
-            shared = sorted({a.name for a in rule.positive_atoms + rule.negated_atoms} & set(keys))
-            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {shared[0]}, "
+    outside = [r for r in program.rules if r.component != component and not r.persistence]
+    for rule in outside:
+        if _reads(rule) & set(keys):
+            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {sorted(_reads(rule) & set(keys))[0]}, "
                                f"which the partitions of {component!r} hold")
 
     rules = []
@@ -95,7 +93,7 @@ def partition(program, component: str, n: int) -> Program:
             if len(location_terms(program.rules[src.index])) > 1:
                 raise RewriteError(f"{rule.pos}: a global observer rule cannot be partitioned")
             stored = [a for a in rule.body if isinstance(a, ast.Atom) and a.name not in FUNCTIONS]
-            if stored and isinstance(stored[0].args[0], ast.Const):
+            if not stored or isinstance(stored[0].args[0], ast.Const):
                 raise RewriteError(f"{rule.pos}: a rule at a constant location cannot be partitioned")
             rule = _relocate(rule, "", {}, set())
         if rule.delivery == "async" and rule.head.name in keys:
@@ -113,8 +111,7 @@ def partition(program, component: str, n: int) -> Program:
             raise RewriteError(f"{fact.pos}: location {location!r} is not a string: cannot partition it")
         if relation in static:
             places = suffixes(n)
-            if any(r.component != component for r in program.rules if not r.persistence and relation in
-                   {a.name for a in r.positive_atoms + r.negated_atoms}):
+            if any(relation in _reads(r) for r in outside):
                 facts.append(fact)
         else:
             column, via = keys[relation]
