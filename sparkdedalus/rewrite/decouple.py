@@ -89,7 +89,8 @@ def check_name(program, name: str) -> None:
         raise RewriteError(f"new component name {name!r} is taken or not an identifier")
 
 
-def _reads(rule) -> set:
+def reads(rule) -> set:
+    """The relations a rule reads (positive and negated atoms)."""
     return {a.name for a in rule.positive_atoms + rule.negated_atoms}
 
 
@@ -106,15 +107,15 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
     # rules over constant relations that C2 needs: copied to the new node
     needed, todo = set(), [r for r in moved]
     while todo:
-        for name_read in _reads(todo.pop()) & constant:
+        for name_read in reads(todo.pop()) & constant:
             for rule in program.defining_rules(name_read):
                 if not rule.persistence and rule.index not in needed and rule.index not in split:
                     needed.add(rule.index)
                     todo.append(rule)
     copied = [r for r in live if r.index in needed]
     stay = [r for r in live if r.index not in split]
-    c2_reads = set().union(*(_reads(r) for r in moved + copied)) - set(FUNCTIONS)
-    outside_reads = set().union(*(_reads(r) for r in stay))
+    c2_reads = set().union(*(reads(r) for r in moved + copied)) - set(FUNCTIONS)
+    outside_reads = set().union(*(reads(r) for r in stay))
     derived_moved = {r.head.name for r in moved}
     for rule in stay:
         for atom in (rule.positive_atoms + rule.negated_atoms) if rule.component == component else ():
@@ -139,13 +140,13 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
     for src in source_rules(program):
         rule = src.rule
         if src.index in split:
-            rules.append(SourceRule(_relocate(rule, suffix, renames, redirected), name, src.index))
+            rules.append(SourceRule(relocate(rule, suffix, renames, redirected), name, src.index))
             continue
         if rule.delivery == "async" and rule.head.name in redirected:
             rule = _redirect(rule, suffix)
         rules.append(SourceRule(rule, src.component, src.index))
         if src.index in needed:
-            rules.append(SourceRule(_relocate(rule, suffix, {}, set()), name))
+            rules.append(SourceRule(relocate(rule, suffix, {}, set()), name))
     for relation in forwarded:
         columns = program.relations[relation].arity
         xs = tuple(ast.Var(f"X{i}") for i in range(1, columns))
@@ -197,7 +198,8 @@ def _names(rule: ast.Rule) -> set:
     return {v.name for v in found}
 
 
-def _fresh(rule: ast.Rule, base: str) -> ast.Var:
+def fresh_variable(rule: ast.Rule, base: str) -> ast.Var:
+    """A variable named `base` (numbered) that `rule` does not use yet."""
     used, k = _names(rule), 2
     while f"{base}{k}" in used:
         k += 1
@@ -209,7 +211,7 @@ def _moved_location(loc, rule: ast.Rule, suffix: str):
         if not isinstance(loc.value, str):
             raise RewriteError(f"{rule.pos}: location {loc.value!r} is not a string: cannot add {suffix!r}")
         return ast.Const(loc.value + suffix)
-    return _fresh(rule, loc.name)
+    return fresh_variable(rule, loc.name)
 
 
 def _redirect(rule: ast.Rule, suffix: str) -> ast.Rule:
@@ -222,7 +224,7 @@ def _redirect(rule: ast.Rule, suffix: str) -> ast.Rule:
     return ast.Rule(replace(rule.head, args=(new, *rule.head.args[1:])), rule.delivery, body, rule.pos)
 
 
-def _relocate(rule: ast.Rule, suffix: str, renames: dict, redirected: set) -> ast.Rule:
+def relocate(rule: ast.Rule, suffix: str, renames: dict, redirected: set) -> ast.Rule:
     """A rule of C2 at the new location: its atoms at `L + suffix`, forwarded
     relations renamed, `home(L2, L)` where L is used as data."""
     stored = [lit for lit in rule.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS]

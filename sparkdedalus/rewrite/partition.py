@@ -39,7 +39,7 @@ from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_rules
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.program import Program
-from sparkdedalus.rewrite.decouple import RewriteError, _fresh, _reads, _relocate
+from sparkdedalus.rewrite.decouple import RewriteError, fresh_variable, reads, relocate
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
@@ -82,8 +82,8 @@ def partition(program, component: str, n: int) -> Program:
         raise RewriteError(f"component {component!r} reads the .input relation {sorted(inputs)[0]!r}")
     outside = [r for r in program.rules if r.component != component and not r.persistence]
     for rule in outside:
-        if _reads(rule) & set(keys):
-            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {sorted(_reads(rule) & set(keys))[0]}, "
+        if reads(rule) & set(keys):
+            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {sorted(reads(rule) & set(keys))[0]}, "
                                f"which the partitions of {component!r} hold")
 
     rules = []
@@ -95,7 +95,7 @@ def partition(program, component: str, n: int) -> Program:
             stored = [a for a in rule.body if isinstance(a, ast.Atom) and a.name not in FUNCTIONS]
             if not stored or isinstance(stored[0].args[0], ast.Const):
                 raise RewriteError(f"{rule.pos}: a rule at a constant location cannot be partitioned")
-            rule = _relocate(rule, "", {}, set())
+            rule = relocate(rule, "", {}, set())
         if rule.delivery == "async" and rule.head.name in keys:
             rule = _route(rule, *keys[rule.head.name], n)
         rules.append(SourceRule(rule, src.component, src.index))
@@ -111,7 +111,7 @@ def partition(program, component: str, n: int) -> Program:
             raise RewriteError(f"{fact.pos}: location {location!r} is not a string: cannot partition it")
         if relation in static:
             places = suffixes(n)
-            if any(relation in _reads(r) for r in outside):
+            if any(relation in reads(r) for r in outside):
                 facts.append(fact)
         else:
             column, via = keys[relation]
@@ -129,7 +129,7 @@ def _route(rule: ast.Rule, column, via: tuple, n: int) -> ast.Rule:
     dest, body = rule.head.args[0], list(rule.body)
 
     def fresh(base: str) -> ast.Var:
-        return _fresh(ast.Rule(rule.head, rule.delivery, tuple(body), rule.pos), base)
+        return fresh_variable(ast.Rule(rule.head, rule.delivery, tuple(body), rule.pos), base)
 
     suffix = ast.Const("/p0")
     if column is not None:
