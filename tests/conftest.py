@@ -1,4 +1,27 @@
+import os
+import random
+
 import pytest
+
+#: The seed of the differential tests' fresh generated programs: SPARKDEDALUS_SEED
+#: when set (to replay a run), else a new one every run, printed in pytest's header.
+FRESH_SEED = int(os.environ.get("SPARKDEDALUS_SEED") or random.SystemRandom().randrange(2 ** 32))
+
+
+SEED_LINE = f"fresh generated programs: SPARKDEDALUS_SEED={FRESH_SEED} (set it to replay them)"
+
+
+def pytest_report_header(config):
+    return SEED_LINE
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(SEED_LINE)  # also under -q, which hides the header
+
+
+@pytest.fixture(scope="session")
+def fresh_seed():
+    return FRESH_SEED
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,19 @@
 """Differential tests: random valid programs (tests/program_generator.py) give the
 same facts on the Spark engine as on the reference evaluator, at every tick.
 
-`test_generated_program_matches_reference` runs EXAMPLES (default 200) small programs,
-3-4 ticks each, one program per hypothesis example, so that hypothesis shrinks a
-failure to a minimal program by itself; a few larger programs follow. Some runs use
-random delays (`Uniform`), omissions and crashes. The examples are derandomized (the
-same programs on every run) unless SPARKDEDALUS_DIFF_RANDOM=1.
+Two corpora, one program per hypothesis example, 3-4 ticks each; some runs use random
+delays (`Uniform`), omissions and crashes. A failure is shrunk to a minimal program
+(`shrink`) and reported with it.
+- The fixed corpus (`test_generated_program_matches_reference`, EXAMPLES small
+  programs, default 200, and LARGE larger ones) is derandomized: the same programs on
+  every run, so a regression shows up at once.
+- The fresh part (`test_fresh_generated_programs_match_reference`, FRESH small
+  programs, default 60) draws new programs on every run from the seed
+  SPARKDEDALUS_SEED, which pytest prints in its header and summary (`fresh generated programs:
+  SPARKDEDALUS_SEED=...`) and a failure repeats. To replay a failing run:
+  `SPARKDEDALUS_SEED=<seed> bash scripts/test.sh tests/test_engine_differential.py -k fresh`
+  (with the same SPARKDEDALUS_DIFF_FRESH, if it was set). It fails if fewer than FRESH
+  programs ran.
 
 Why not batches? Programs renamed apart (`g0_r1_0`, `g1_r1_0`, ...) can run as ONE
 combined program (`test_batch_of_generated_programs_matches_reference`, with a
@@ -17,11 +25,11 @@ x 3 ticks: 60 s one by one, 104 s in batches of 4, 161 s in batches of 6; batche
 20 ran out of the 1 GiB driver heap. So the batch test is opt-in
 (SPARKDEDALUS_DIFF_BATCHES=N, SPARKDEDALUS_DIFF_BATCH_SIZE=K).
 
-Knobs (environment variables): SPARKDEDALUS_DIFF_EXAMPLES (small single programs),
-SPARKDEDALUS_DIFF_LARGE (larger single programs), SPARKDEDALUS_DIFF_BATCHES and
-SPARKDEDALUS_DIFF_BATCH_SIZE (batches, off by default), SPARKDEDALUS_DIFF_RANDOM=1
-(fresh random programs), SPARKDEDALUS_DIFF_SHRINK_SECONDS (time given to the batch
-shrinker).
+Knobs (environment variables): SPARKDEDALUS_DIFF_EXAMPLES (fixed small programs),
+SPARKDEDALUS_DIFF_LARGE (fixed larger programs), SPARKDEDALUS_DIFF_FRESH (fresh small
+programs), SPARKDEDALUS_SEED (their seed), SPARKDEDALUS_DIFF_BATCHES and
+SPARKDEDALUS_DIFF_BATCH_SIZE (batches, off by default), SPARKDEDALUS_DIFF_SHRINK_SECONDS
+(time given to the shrinker).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ import time
 from collections import defaultdict
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from hypothesis import strategies as st
 
 from program_generator import FULL, LOCATIONS, SMALL, GeneratedProgram, batch, combine, programs
@@ -49,13 +57,13 @@ pytestmark = pytest.mark.spark
 
 EXAMPLES = int(os.environ.get("SPARKDEDALUS_DIFF_EXAMPLES", "200"))
 LARGE = int(os.environ.get("SPARKDEDALUS_DIFF_LARGE", "5"))
+FRESH = int(os.environ.get("SPARKDEDALUS_DIFF_FRESH", "60"))
 BATCHES = int(os.environ.get("SPARKDEDALUS_DIFF_BATCHES", "0"))
 BATCH_SIZE = int(os.environ.get("SPARKDEDALUS_DIFF_BATCH_SIZE", "4"))
-RANDOM = os.environ.get("SPARKDEDALUS_DIFF_RANDOM") == "1"
 SHRINK_SECONDS = float(os.environ.get("SPARKDEDALUS_DIFF_SHRINK_SECONDS", "900"))
 TICKS = 3  # for batches; single programs run their own 3 or 4 ticks
 
-SETTINGS = dict(deadline=None, database=None, derandomize=not RANDOM, phases=[Phase.explicit, Phase.generate],
+SETTINGS = dict(deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.large_base_example, HealthCheck.filter_too_much])
 
@@ -222,14 +230,21 @@ def failure_report(spark, program: GeneratedProgram, network: Network, context: 
 
 # ---------------------------------------------------------------- the tests
 
-def check_alone(spark, program: GeneratedProgram, network: Network) -> None:
-    """The program gives the reference's facts at every tick; if not, fail with
-    the smallest failing program `shrink` finds (hypothesis' own shrinking is
+def disagreement(spark, program: GeneratedProgram, network: Network) -> str | None:
+    """None if the program gives the reference's facts at every tick, else a report
+    on the smallest failing program `shrink` finds (hypothesis' own shrinking is
     off: each of its steps would be a Spark run, and it gives up after minutes)."""
     outcome = run_alone(spark, program, network, ticks=program.ticks)
-    if fails(outcome):
-        context = outcome.error or "; ".join(d for diffs in outcome.failing.values() for d in diffs[:4])
-        pytest.fail(failure_report(spark, program, network, context, program.ticks))
+    if not fails(outcome):
+        return None
+    context = outcome.error or "; ".join(d for diffs in outcome.failing.values() for d in diffs[:4])
+    return failure_report(spark, program, network, context, program.ticks)
+
+
+def check_alone(spark, program: GeneratedProgram, network: Network) -> None:
+    report = disagreement(spark, program, network)
+    if report:
+        pytest.fail(report)
 
 
 @settings(max_examples=EXAMPLES, **SETTINGS)
@@ -244,6 +259,31 @@ def test_generated_program_matches_reference(spark, program, network):
 def test_larger_generated_program_matches_reference(spark, program, network):
     """Deeper programs (up to 3 layers, 3 atoms per rule, more recursion)."""
     check_alone(spark, program, network)
+
+
+@pytest.mark.skipif(FRESH == 0, reason="SPARKDEDALUS_DIFF_FRESH=0")
+def test_fresh_generated_programs_match_reference(spark, fresh_seed):
+    """FRESH small programs drawn from the run's seed (new every run): what the
+    fixed corpus cannot find. Each (program, network) runs once; fails if fewer
+    than FRESH of them ran."""
+    reports: dict = {}  # (program, network) -> None, or the report of a disagreement
+    replay = (f"\n\nFresh program drawn from SPARKDEDALUS_SEED={fresh_seed} (SPARKDEDALUS_DIFF_FRESH={FRESH}); "
+              f"replay: SPARKDEDALUS_SEED={fresh_seed} SPARKDEDALUS_DIFF_FRESH={FRESH} "
+              "bash scripts/test.sh tests/test_engine_differential.py -k fresh")
+
+    @seed(fresh_seed)
+    @settings(max_examples=FRESH, **{**SETTINGS, "derandomize": False})
+    @given(program=programs(shape=SMALL), network=networks)
+    def check(program, network):
+        key = (program.text, network.spec())
+        assume(reports.get(key, True))  # hypothesis draws some twice (and replays a failure)
+        if key not in reports:
+            reports[key] = disagreement(spark, program, network)
+        if reports[key]:
+            pytest.fail(reports[key] + replay)
+
+    check()
+    assert len(reports) >= FRESH, f"only {len(reports)} of {FRESH} fresh programs ran (SPARKDEDALUS_SEED={fresh_seed})"
 
 
 @pytest.mark.skipif(BATCHES == 0, reason="batches are opt-in: slower than single runs with today's engine "

@@ -4,16 +4,47 @@ delays, omissions, crashes, the crash relation, (non)confluence under delays."""
 from __future__ import annotations
 
 import pytest
-import xxhash
 
 from reference_helpers import BROADCAST_FINAL, history, rows, run_example, run_text
 from sparkdedalus.network import Fixed, Network, Uniform, message_key
+from udfs.registry import xxhash64_string
 
 
-def spark_xxhash64(text: str) -> int:
-    """Spark's xxhash64 of a string, computed here independently: seed 42, signed."""
-    h = xxhash.xxh64_intdigest(text.encode("utf-8"), seed=42)
-    return h - 2 ** 64 if h >= 2 ** 63 else h
+#: Spark's own `xxhash64` (`SELECT xxhash64(k)`, Spark 4.1) of the keys below, recorded;
+#: `test_recorded_hashes_are_sparks` checks them against the shared session.
+SPARK_XXHASH64 = {"": -7444071767201028348, "hi": -8360655810398647041, "Spark": -4294468057691064905,
+                  "héllo": 501425390238239234}
+#: ... of the key of `log("b", 3t, true, "x")` sent at t = 1..8 with seed 9
+LOG_HASHES = [145516464724737869, -3378892738062378280, 2822451260385214717, -7315425549721298745,
+              6157400022625299586, -7374033852725202711, -3124825419760827464, -5420639147848441364]
+#: ... of the keys of nonconfluent.ded's statement("l", "s1", "y") sent at 1 and its
+#: s_false sent at 2, with seeds 0..11
+STATEMENT_HASHES = [8987449111849825188, 438401435037328826, 980094674701200596, -3740353778067640099,
+                    3854241239059757507, -1978023724391936478, -9043602671706809766, -1546422645083278729,
+                    -8002372921599613700, -3658681242278092524, -1821616714399280210, 3474306856779316611]
+S_FALSE_HASHES = [-7151287081648429741, -1107237815725630943, 7248868013115162540, -2835876016393782674,
+                  -8090978577962430491, -4554374869253482440, -6577158816735214384, 7514849386869552253,
+                  3068266937330501590, -4846581686371746837, -4610152584346749484, -8410048183682022379]
+
+
+def recorded_hashes() -> dict:
+    """Every recorded key (written out by hand, fields joined by \\x1f) and its hash."""
+    keys = dict(SPARK_XXHASH64)
+    keys.update({f"9\x1flog\x1f{t}\x1fb\x1f{3 * t}\x1ftrue\x1fx": h for t, h in enumerate(LOG_HASHES, 1)})
+    keys.update({f"{seed}\x1fstatement\x1f1\x1fl\x1fs1\x1fy": h for seed, h in enumerate(STATEMENT_HASHES)})
+    keys.update({f"{seed}\x1fs_false\x1f2\x1fl\x1fs1\x1fy": h for seed, h in enumerate(S_FALSE_HASHES)})
+    return keys
+
+
+def test_xxhash64_string_is_sparks():
+    assert {k: xxhash64_string(k) for k in recorded_hashes()} == recorded_hashes()
+
+
+@pytest.mark.spark
+def test_recorded_hashes_are_sparks(spark):
+    keys = recorded_hashes()
+    rows = spark.createDataFrame([(k,) for k in keys], "k string").selectExpr("k", "xxhash64(k) AS h").collect()
+    assert {r.k: r.h for r in rows} == keys
 
 
 # ---------------------------------------------------------------- the model
@@ -24,10 +55,8 @@ def test_fixed_delay_is_one_tick():
 
 def test_uniform_delay_follows_the_hash_recipe():
     net = Network(Uniform(2, 5), seed=9)
-    for send_tick in range(1, 30):
-        row = ("b", send_tick * 3, True, "x")
-        h = spark_xxhash64("\x1f".join(["9", "log", str(send_tick), "b", str(send_tick * 3), "true", "x"]))
-        assert net.arrival("log", row, "a", send_tick) == send_tick + 2 + h % 4
+    # Uniform(2, 5): the delay is 2 + h % 4, h from LOG_HASHES (h % 4 = 1, 0, 1, 3, 2, 1, 0, 0)
+    assert [net.arrival("log", ("b", t * 3, True, "x"), "a", t) - t for t in range(1, 9)] == [3, 2, 3, 5, 4, 3, 2, 2]
     delays = {net.arrival("log", ("b", i), "a", 1) - 1 for i in range(200)}
     assert delays == {2, 3, 4, 5}
 
@@ -169,19 +198,12 @@ def test_late_arrivals_are_recorded():
 
 # ---------------------------------------------------------------- confluence under delays
 
-def _delay(seed: int, relation: str, row: tuple, send_tick: int) -> int:
-    """Uniform(1,3) delay computed from the recipe, independently of the evaluator."""
-    h = spark_xxhash64(message_key(seed, relation, row, send_tick))
-    return 1 + h % 3
-
-
 def test_nonconfluent_result_depends_on_delays():
     # "y" is believed iff statement y (sent at 1) arrives strictly before its falsity
     # notice (sent at 2): 1 + d1 < 2 + d2, i.e. d1 <= d2. x, z, w are always believed.
     finals = set()
     for seed in range(12):
-        d1 = _delay(seed, "statement", ("l", "s1", "y"), 1)
-        d2 = _delay(seed, "s_false", ("l", "s1", "y"), 2)
+        d1, d2 = 1 + STATEMENT_HASHES[seed] % 3, 1 + S_FALSE_HASHES[seed] % 3  # Uniform(1,3)
         trace = run_example("nonconfluent.ded", 6, network=Network(Uniform(1, 3), seed=seed))
         believed = frozenset(x for _, x in rows(trace, "believed", 6))
         assert believed == frozenset("xzw") | (frozenset("y") if d1 <= d2 else frozenset()), seed

@@ -9,13 +9,13 @@ from sparkdedalus.spark.session import delta_maven_coordinates, session_has_delt
 
 
 def test_delta_coordinates_match_delta_pip_utils():
-    from importlib import metadata
+    """Delta Lake's own rule: the package its configure_spark_with_delta_pip adds to a
+    builder (no JVM starts; `_options` holds a builder's settings)."""
+    from delta.pip_utils import configure_spark_with_delta_pip
+    from pyspark.sql import SparkSession
 
-    import pyspark
-
-    major_minor = ".".join(pyspark.__version__.split(".")[:2])
-    expected = f"io.delta:delta-spark_{major_minor}_2.13:{metadata.version('delta_spark')}"
-    assert delta_maven_coordinates() == expected
+    builder = configure_spark_with_delta_pip(SparkSession.Builder())
+    assert delta_maven_coordinates() == builder._options["spark.jars.packages"]
 
 
 def test_builtin_fallbacks_match_conf_dir():

@@ -8,8 +8,10 @@ sessions without (the delta-rs fallback); each process resumes where the last
 one was killed. After every kill the store is checked without a JVM: the
 manifest loads, every relation's Delta table opens and reads, every committed
 tick equals the reference run, and no table got a tick twice. The default
-suite kills 3 writers (2 with Delta Lake, 1 without); the slow one 10 per
-chain (20 kills)."""
+suite kills 3 writers (2 with Delta Lake, 1 without); the slow one
+SPARKDEDALUS_KILLS_PER_CHAIN per chain (default 10: 20 kills; CI takes 5, about
+half the time, still killing writers while they start, during commits and
+after a tick)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ pytestmark = pytest.mark.spark
 
 NETWORK = "delay=uniform(1,3),seed=5"
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "store_driver.py")
+KILLS_PER_CHAIN = int(os.environ.get("SPARKDEDALUS_KILLS_PER_CHAIN", "10"))
 STEP_TIMEOUT = 600  # seconds a process may go without printing (a loaded machine is slow)
 
 
@@ -210,10 +213,10 @@ def test_a_few_killed_writers_resume_to_the_uninterrupted_result(tmp_path):
 
 
 @pytest.mark.slow
-def test_twenty_killed_writers_resume_to_the_uninterrupted_result(tmp_path):
-    report = kill_and_resume(tmp_path, {"delta": 10, "plain": 10}, ticks=24)
+def test_many_killed_writers_resume_to_the_uninterrupted_result(tmp_path):
+    report = kill_and_resume(tmp_path, {"delta": KILLS_PER_CHAIN, "plain": KILLS_PER_CHAIN}, ticks=24)
     print("\n".join(map(str, report)))
-    assert len(report) >= 20
+    assert len(report) >= 2 * KILLS_PER_CHAIN
     # the kills landed at different points: during commits, and after some ticks were committed
     assert sum(in_commit for _, _, _, in_commit, _, _ in report) >= 3, report
     assert len({last for *_, last, finished in report if not finished} - {0}) >= 2, report
