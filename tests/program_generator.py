@@ -454,6 +454,7 @@ class _RuleBuilder:
         if not values:
             return
         chosen = [v for v in values if g.coin(0.5)] or [values[0]]
+        chosen += [v for v in values if self.vars[v][0] in ("dbl", "real") and v not in chosen]  # doubles' text
         if not keys:
             if not g.allowed("choose_no_keys"):
                 return
@@ -709,7 +710,8 @@ class _Generator:
             funcs += ["sum", "avg"]
         funcs = [f for f in funcs if self.allowed(f)] or ["count_star"]
         func = self.pick(funcs)
-        self.feature(func)
+        if func not in ("sum", "avg"):  # those may fall back to another aggregate below
+            self.feature(func)
         if func == "count_star":
             return Col("int", COUNT_BOUND), "count<*>"
         if func == "count":
@@ -723,17 +725,22 @@ class _Generator:
         if func == "avg":
             if typ == "int" and bound > 10**9:
                 if not self.allowed("avg_huge"):
+                    self.feature("count")
                     return Col("int", COUNT_BOUND), f"count<{var}>"
                 self.feature("avg_huge")
+            self.feature("avg")
             return Col("dbl"), f"avg<{var}>"
         if typ == "dbl":
             if not self.allowed("sum_double"):
+                self.feature("max")
                 return Col("dbl"), f"max<{var}>"
             self.feature("sum_double")
+            self.feature("sum")
             return Col("dbl"), f"sum<{var}>"
         if bound > 10**9:  # a sum of hashes could overflow: count them instead
             self.feature("count")
             return Col("int", COUNT_BOUND), f"count<{var}>"
+        self.feature("sum")
         return Col("int", max(FLOOR, 1000 * bound)), f"sum<{var}>"
 
     def head_value(self, b: _RuleBuilder, col: Col | None, candidates: list) -> Value:

@@ -209,9 +209,3 @@ def test_resume_across_writers(spark, tmp_path, layout):
     with Store.open(spark, path, PROGRAM, resume=True, writer="spark") as store:
         store.commit(3, by_tick[3], store.resume_pack())
         assert same_rows(store.pack_at(3), by_tick[3])
-
-
-def test_kinds_are_the_packs():
-    from sparkdedalus.spark import pack
-    from sparkdedalus.store import layout as store_layout
-    assert (store_layout.STATE, store_layout.NEXT, store_layout.MESSAGE) == (pack.STATE, pack.NEXT, pack.MESSAGE)
