@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyspark.sql
 import pytest
 
 from engine_helpers import differences
@@ -95,8 +94,9 @@ def test_the_tick_loop_collects_no_rows_to_the_driver(spark, monkeypatch, tmp_pa
     def refuse(*args, **kwargs):
         raise _Collected("rows collected to the driver")
 
+    frame_class = type(spark.range(1))  # the session's DataFrame class (classic or Connect)
     for method in ("collect", "toPandas", "toLocalIterator", "take", "head", "first", "tail"):
-        monkeypatch.setattr(pyspark.sql.DataFrame, method, refuse)
+        monkeypatch.setattr(frame_class, method, refuse)
     loop = TickLoop(spark, program, Network.parse("crash=b@2"), static, stamped=stamped)
     state = LoopState()
     previous = None
@@ -118,3 +118,27 @@ def test_stamped_ticks_collected_are_those_of_the_run(spark, tmp_path):
     assert stamped["visit"][1] == {1, 2, 3}
     # rows only after the run: still a stamped relation (its locations count for crash facts)
     assert stamped["late"][1] == set() and stamped["late"][0].count() == 1
+
+
+def test_reading_a_json_array_sends_the_driver_no_rows(spark, monkeypatch, tmp_path):
+    """The check that a JSON input is an array used to bring the whole array
+    to the driver; the driver now receives scalars only (flags, row ids)."""
+    (tmp_path / "program.ded").write_text('.decl visit(loc: string, n: int)\n.input visit from "visit.json"\n')
+    (tmp_path / "visit.json").write_text(json.dumps([{"loc": "a", "n": i} for i in range(300)]))
+    program = Program.from_files(str(tmp_path / "program.ded"))
+    received = []
+    frame_class = type(spark.range(1))  # the session's DataFrame class (classic or Connect)
+    for method in ("first", "collect", "head", "take"):
+        original = getattr(frame_class, method)
+
+        def recording(self, *args, _original=original, **kwargs):
+            result = _original(self, *args, **kwargs)
+            received.extend(result if isinstance(result, list) else [result])
+            return result
+
+        monkeypatch.setattr(frame_class, method, recording)
+    static, _ = read_inputs(spark, program, last_tick=2)
+    monkeypatch.undo()
+    values = [v for row in received if row is not None for v in row]
+    assert values and all(v is None or isinstance(v, (bool, int, float, str)) for v in values), values[:3]
+    assert static["visit"].count() == 300

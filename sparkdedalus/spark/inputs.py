@@ -210,8 +210,8 @@ class _JsonInput(_Input):
             whole = self.spark.read.text(self.path, wholetext=True).select(F.expr("try_parse_json(value)").alias("doc"))
             checked = whole.select(F.col("doc").isNull().alias("invalid"),
                                    F.expr("try_variant_get(doc, '$', 'array<variant>')").alias("items"))
-            first = checked.first()
-            if first is None or first["invalid"] or first["items"] is None:
+            first = checked.select("invalid", F.col("items").isNull().alias("not_array")).first()  # not the items
+            if first is None or first["invalid"] or first["not_array"]:
                 with open(self.path, encoding="utf-8") as handle:
                     raise json_error(self.path, handle.read())
             return checked.select(F.posexplode("items")).select(
