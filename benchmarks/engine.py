@@ -28,7 +28,16 @@ else there (the JVM's standard output is sent to standard error). Every line has
 - "transitive_closure": a seeded random graph (2 edges per node), three ways: the engine
   (benchmarks/programs/transitive_closure_bench.ded, 1 tick), a hand-written PySpark
   semi-naive loop, DuckDB's recursive CTE; each with a time limit, a timeout reported as
-  {"status": "timeout"}. Sizes grow until the full size; the pair counts must agree.
+  {"status": "timeout"}. Sizes grow until the full size; the pair counts must agree;
+- "text_facts": a program with many facts in its text (half at every tick, half stamped
+  over 10 ticks), the tick loop's set-up (plan build and the static facts' job) and its
+  ticks, with the facts loaded from Arrow (the engine's choice above
+  `runtime.INLINE_ROWS`) and inlined as literal arrays (the choice forced); each tick's
+  join result against a count by hand;
+- "large_input": a generated one-million-row Parquet (and Delta) `.input` joined with
+  itself for a few ticks: set-up and tick seconds, the peak memory of this Python
+  process and of the driver's JVM (peak resident set and peak heap in use), and each
+  tick's result count against DuckDB's count on the same file.
 
 Spark jobs are counted with the classic session's status tracker: one job group per tick
 (set from the engine's progress callback, which runs between ticks). The engine itself
@@ -553,12 +562,151 @@ def transitive_closure(spark, jobs, sizes, seed, limit):
          sizes=[list(s) for s in sizes])
 
 
+# ------------------------------------------------------------------ 8. large inputs
+TEXT_FACTS_WORKLOAD = ("facts/2 edge(\"g\", i, i+1) at every tick, facts/2 event(\"g\", i)@(i % 10 + 1); "
+                       "hit(L, X, Y) :- event(L, X), edge(L, X, Y)")
+
+
+def text_facts(spark, jobs, facts: int, ticks: int, limit: float) -> None:
+    """The tick loop on a program with `facts` facts in its text, loaded and inlined."""
+    from sparkdedalus import Program
+    from sparkdedalus.spark import runtime
+
+    half = facts // 2
+    lines = [f'edge("g", {i}, {i + 1});' for i in range(half)]
+    lines += [f'event("g", {i})@{i % 10 + 1};' for i in range(facts - half)]
+    program = Program.parse("\n".join(lines + ["hit(L, X, Y) :- event(L, X), edge(L, X, Y);"]))
+    # by hand: event i is at tick i % 10 + 1 and has an edge when i < half
+    expected = {t: sum(1 for i in range(facts - half) if i % 10 + 1 == t and i < half) for t in range(1, ticks + 1)}
+    threshold = runtime.INLINE_ROWS
+    results = {}
+    for mode, inline_rows in (("loaded", threshold), ("inlined", 10**12)):
+        def go():
+            runtime.INLINE_ROWS = inline_rows
+            try:
+                started = time.perf_counter()
+                loop = runtime.TickLoop(spark, program)
+                build = time.perf_counter() - started
+                state = runtime.LoopState()
+                previous = None
+                for tick in range(1, ticks + 1):
+                    previous = state.packs[tick] = loop.run_tick(tick, previous, state)
+                hits = {t: loop.layout.extract(state.packs[t], "hit").count() for t in range(1, ticks + 1)}
+                return {"setup_seconds": round(build, 3),
+                        "tick_seconds": [round(x.seconds, 4) for x in state.stats],
+                        "tick_seconds_median": median(x.seconds for x in state.stats),
+                        "correct": hits == expected}
+            finally:
+                runtime.INLINE_ROWS = threshold
+        status, value, seconds = limited(spark, jobs, f"text-{mode}", limit, go)
+        results[mode] = {"status": status, "seconds": seconds, **(value or {})}
+        log(f"text facts {facts} {mode}: {status} {seconds}s")
+    emit("text_facts", facts=facts, ticks=ticks, inline_rows=threshold, workload=TEXT_FACTS_WORKLOAD,
+         time_limit_seconds=limit, results=results,
+         setup_inlined_over_loaded=ratio(results["inlined"].get("setup_seconds"),
+                                         results["loaded"].get("setup_seconds")),
+         tick_inlined_over_loaded=ratio(results["inlined"].get("tick_seconds_median"),
+                                        results["loaded"].get("tick_seconds_median")))
+
+
+def jvm_memory(spark, reset: bool = False) -> dict:
+    """The driver JVM's peak resident set (VmHWM, over its life) and the peak heap in use
+    of its heap pools (since the last reset), in MiB."""
+    jvm = spark.sparkContext._jvm
+    pools = [p for p in jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans()
+             if str(p.getType().name()) == "HEAP"]
+    if reset:
+        for pool in pools:
+            pool.resetPeakUsage()
+        return {}
+    pid = jvm.java.lang.ProcessHandle.current().pid()
+    status = Path(f"/proc/{pid}/status").read_text()
+    hwm_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+    return {"jvm_peak_rss_mib": round(hwm_kib / 1024, 1),
+            "jvm_peak_heap_used_mib": round(sum(p.getPeakUsage().getUsed() for p in pools) / 2**20, 1),
+            "jvm_max_heap_mib": round(jvm.java.lang.Runtime.getRuntime().maxMemory() / 2**20, 1)}
+
+
+def python_peak_mib() -> float:
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
+
+
+LARGE_INPUT_WORKLOAD = ("link(\"g\", i, (i * 7919 + 1) % rows) for i < rows, read with .input; 100 probe facts "
+                        "a tick; two(L, X, Z) :- probe(L, X), link(L, X, Y), link(L, Y, Z)")
+
+
+def large_input(spark, jobs, rows: int, ticks: int, formats: list, limit: float) -> None:
+    """A generated `rows`-row `.input` (Parquet, Delta) read and joined for `ticks` ticks."""
+    import tempfile
+
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sparkdedalus import Program
+    from sparkdedalus.spark.engine import Engine
+
+    with tempfile.TemporaryDirectory(prefix="bench-input-") as tmp:
+        table = pa.table({"loc": pa.array(["g"] * rows), "src": pa.array(range(rows), pa.int64()),
+                          "dst": pa.array([(i * 7919 + 1) % rows for i in range(rows)], pa.int64())})
+        pq.write_table(table, f"{tmp}/link.parquet")
+        probes = [(t, (t * 7_919_003 + k * 104_729) % rows) for t in range(1, ticks + 1) for k in range(100)]
+        facts = "\n".join(f'probe("g", {x})@{t};' for t, x in probes)
+        rule = "two(L, X, Z) :- probe(L, X), link(L, X, Y), link(L, Y, Z);"
+        con = duckdb.connect()
+        con.execute("CREATE TABLE probe AS SELECT * FROM (VALUES " +
+                    ", ".join(f"({t}, {x})" for t, x in probes) + ") AS v(t, x)")
+        expected = dict(con.execute(
+            f"SELECT t, count(*) FROM (SELECT DISTINCT p.t, p.x, b.dst FROM probe p "
+            f"JOIN '{tmp}/link.parquet' a ON a.src = p.x JOIN '{tmp}/link.parquet' b ON b.src = a.dst) GROUP BY t"
+        ).fetchall())
+        expected = {t: expected.get(t, 0) for t in range(1, ticks + 1)}
+        sources = {"parquet": "link.parquet"}
+        if "delta" in formats:
+            from deltalake import write_deltalake
+
+            write_deltalake(f"{tmp}/link_delta", table)
+            sources["delta"] = "link_delta"
+        del table
+        gc.collect()
+        for fmt in formats:
+            path = Path(tmp) / f"{fmt}.ded"
+            path.write_text(f'.decl link(loc: string, src: int, dst: int)\n.input link from "{sources[fmt]}"\n'
+                            f"{facts}\n{rule}\n")
+            program = Program.from_files(str(path))
+            jvm_memory(spark, reset=True)
+            python_before = python_peak_mib()
+
+            def go():
+                started = time.perf_counter()
+                run = Engine(spark).run(program, ticks=ticks)
+                total = time.perf_counter() - started
+                counts = {t: run.relation("two", t).count() for t in range(1, ticks + 1)}
+                return {"run_seconds": round(total, 3),
+                        "setup_seconds": round(total - sum(x.seconds for x in run.stats), 3),
+                        "tick_seconds": [round(x.seconds, 3) for x in run.stats],
+                        "tick_seconds_median": median(x.seconds for x in run.stats),
+                        "facts_per_tick": [x.facts for x in run.stats],
+                        "two_per_tick": counts, "correct": counts == expected}
+
+            status, value, seconds = limited(spark, jobs, f"input-{fmt}", limit, go)
+            jobs.group("bench")
+            emit("large_input", format=fmt, rows=rows, ticks=ticks, workload=LARGE_INPUT_WORKLOAD, status=status,
+                 seconds=seconds, **(value or {}), expected_two_per_tick=expected,
+                 python_peak_rss_mib_before=python_before, python_peak_rss_mib_after=python_peak_mib(),
+                 **jvm_memory(spark), driver_memory=spark.conf.get("spark.driver.memory", None))
+            log(f"large input {fmt} {rows} rows: {status} {seconds}s")
+            gc.collect()
+
+
 # ------------------------------------------------------------------ main
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc",
-                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc "
+    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,inputs",
+                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,inputs "
                              "(the floor is always measured)")
     parser.add_argument("--tc-limit", type=float, default=None, help="time limit per transitive-closure run (s)")
     parser.add_argument("--run-budget", type=float, default=None,
@@ -573,11 +721,12 @@ def main(argv=None) -> int:
     if args.quick:  # a smoke test: every measurement, tiny sizes
         sizes = dict(floor_reps=3, floor_warmup=1, tpc=(4, 3, 3, 2), bc_sizes=[3, 30], bc_ticks=3, bc_from=2,
                      creep=(30, 6, (2, 3), (5, 6)), growth=(5, 6, (2, 3), (5, 6)), tc=[(50, 100)],
-                     tc_limit=120, run_budget=300)
+                     tc_limit=120, run_budget=300, text_facts=(500, 3), large_input=(10_000, 3, ["parquet"]))
     else:
         sizes = dict(floor_reps=20, floor_warmup=5, tpc=(100, 5, 30, 5), bc_sizes=[3, 30, 300, 3000], bc_ticks=12,
                      bc_from=5, creep=(30, 200, (5, 15), (190, 200)), growth=(50, 60, (5, 15), (50, 60)),
-                     tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600)
+                     tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600,
+                     text_facts=(50_000, 10), large_input=(1_000_000, 3, ["parquet", "delta"]))
     if args.tc_limit is not None:
         sizes["tc_limit"] = args.tc_limit
     if args.run_budget is not None:
@@ -610,6 +759,8 @@ def main(argv=None) -> int:
         ("creep", lambda: tick_creep(spark, jobs, floor_seconds, *sizes["creep"], args.edb_as, 2.5 * budget)),
         ("growth", lambda: growing_graph(spark, jobs, *sizes["growth"], budget=2 * budget)),
         ("tc", lambda: transitive_closure(spark, jobs, sizes["tc"], seed=4, limit=sizes["tc_limit"])),
+        ("inputs", lambda: (text_facts(spark, jobs, *sizes["text_facts"], limit=budget),
+                            large_input(spark, jobs, *sizes["large_input"], limit=budget))),
     ]
     failed = 0
     for name, step in steps:

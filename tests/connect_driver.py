@@ -10,10 +10,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # this checkout's engine, not an installed one
 
 from engine_helpers import EXAMPLES, differences, example_ticks  # noqa: E402
 from sparkdedalus import Program  # noqa: E402
+from sparkdedalus.network import Network  # noqa: E402
 from sparkdedalus.spark.session import local_session  # noqa: E402
+
+
+#: not an example: tests/test_engine_large_inputs.py's program with many facts
+MANY_FACTS = "many_facts"
 
 
 def connect_session(delta: bool = False):
@@ -36,8 +42,12 @@ def main(names: list[str]) -> None:
     try:
         assert "connect" in type(spark).__module__, type(spark).__module__
         for name in names:
-            path = EXAMPLES / f"{name}.ded"
-            found = differences(spark, Program.from_files(str(path)), example_ticks(path))
+            if name == MANY_FACTS:  # facts above the inline threshold: loaded from Arrow
+                from test_engine_large_inputs import MANY, many_facts_program
+                found = differences(spark, many_facts_program(MANY, MANY), 5, Network.parse("crash=n1@3"))
+            else:
+                path = EXAMPLES / f"{name}.ded"
+                found = differences(spark, Program.from_files(str(path)), example_ticks(path))
             print(json.dumps({"example": name, "differences": found}), flush=True)
     finally:
         spark.stop()

@@ -18,9 +18,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def quick_run(script: str) -> list[dict]:
-    """`benchmarks/<script> --quick`, its stdout parsed as JSON lines."""
-    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--quick"],
+def quick_run(script: str, *args: str) -> list[dict]:
+    """`benchmarks/<script> --quick [args]`, its stdout parsed as JSON lines."""
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--quick", *args],
                             cwd=REPO, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     return [json.loads(line) for line in result.stdout.splitlines()]  # nothing but JSON on stdout
@@ -50,6 +50,28 @@ def test_quick_engine_benchmark_prints_every_measurement():
     tc = by_kind["transitive_closure"][0]
     assert {r["status"] for r in tc["results"].values()} == {"ok"}, tc
     assert tc["pair_counts_agree"] is True
+    assert_inputs_step(by_kind)
+    assert by_kind["done"][0]["failed_steps"] == 0
+
+
+def assert_inputs_step(by_kind: dict) -> None:
+    text = by_kind["text_facts"][0]
+    assert set(text["results"]) == {"loaded", "inlined"}
+    assert all(r["status"] == "ok" and r["correct"] and r["setup_seconds"] > 0 for r in text["results"].values())
+    (large,) = by_kind["large_input"]
+    assert large["format"] == "parquet" and large["status"] == "ok" and large["correct"], large
+    assert large["two_per_tick"] == large["expected_two_per_tick"]
+    assert large["python_peak_rss_mib_after"] > 0 and large["jvm_peak_heap_used_mib"] > 0
+
+
+@pytest.mark.slow
+def test_quick_inputs_step_alone():
+    """The inputs step on its own (`--only inputs`): the cheap way to check it."""
+    by_kind: dict = {}
+    for line in quick_run("engine.py", "--only", "inputs"):
+        by_kind.setdefault(line["measurement"], []).append(line)
+    assert "two_phase_commit" not in by_kind
+    assert_inputs_step(by_kind)
     assert by_kind["done"][0]["failed_steps"] == 0
 
 

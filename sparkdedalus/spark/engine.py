@@ -123,7 +123,7 @@ class Engine:
         committed tick. `store_writer`: "auto", "spark" or "delta-rs"."""
         if ticks < 1:
             raise ValueError("ticks must be at least 1")
-        static, stamped = read_inputs(self.spark, program, inputs_dir)
+        static, stamped = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
         for name, frame in (edb or {}).items():
             static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
         loop = TickLoop(self.spark, program, network, static, partitions, stamped)

@@ -3,7 +3,7 @@
     frame = read_input(spark, program, decl, base_dir=None)
     # columns c0..cn-1 typed as the relation's columns, and `tick` (bigint):
     # NULL for a row that holds at every tick, else the tick it is stamped with
-    static, stamped = read_inputs(spark, program, inputs_dir=None)   # for the tick loop
+    static, stamped = read_inputs(spark, program, inputs_dir=None, last_tick=None)   # for the tick loop
 
 The rules are those of `sparkdedalus.inputs` (read its module doc): paths
 relative to `base_dir` when given, else to the declaring program file; the
@@ -60,19 +60,26 @@ def read_input(spark: SparkSession, program, decl, base_dir: str | None = None) 
     return reader(spark, relation, path, fmt).frame()
 
 
-def read_inputs(spark, program, inputs_dir: str | None = None) -> tuple[dict, dict]:
+def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | None = None) -> tuple[dict, dict]:
     """({relation: frame of rows holding at every tick}, {relation: (frame of
-    stamped rows with a `tick` column, set of ticks)}) for the `.input`s of `program`."""
+    stamped rows with a `tick` column, set of ticks)}) for the `.input`s of
+    `program`. The set holds the ticks up to `last_tick` (all without one):
+    the driver collects at most one value per tick of the run, whatever the
+    number of rows."""
     static: dict = {}
     stamped: dict = {}
     for decl in program.inputs:
         frame = read_input(spark, program, decl, base_dir=inputs_dir)
         values = [c for c in frame.columns if c != TICK]
         static[decl.name] = _union(static.get(decl.name), frame.where(F.col(TICK).isNull()).select(*values))
-        ticks = {row[0] for row in frame.where(F.col(TICK).isNotNull()).select(TICK).distinct().collect()}
-        if ticks:
+        stamped_rows = frame.where(F.col(TICK).isNotNull())
+        # ticks after the run count as one value: the relation still has stamped rows (crash locations)
+        tick = F.col(TICK) if last_tick is None else F.least(F.col(TICK), F.lit(last_tick + 1))
+        found = {row[0] for row in stamped_rows.select(tick).distinct().collect()}
+        if found:
             previous, known = stamped.get(decl.name, (None, set()))
-            stamped[decl.name] = (_union(previous, frame.where(F.col(TICK).isNotNull())), known | ticks)
+            ticks = found if last_tick is None else {t for t in found if t <= last_tick}
+            stamped[decl.name] = (_union(previous, stamped_rows), known | ticks)
     return static, stamped
 
 
@@ -203,8 +210,8 @@ class _JsonInput(_Input):
             whole = self.spark.read.text(self.path, wholetext=True).select(F.expr("try_parse_json(value)").alias("doc"))
             checked = whole.select(F.col("doc").isNull().alias("invalid"),
                                    F.expr("try_variant_get(doc, '$', 'array<variant>')").alias("items"))
-            first = checked.first()
-            if first is None or first["invalid"] or first["items"] is None:
+            first = checked.select("invalid", F.col("items").isNull().alias("not_array")).first()  # not the items
+            if first is None or first["invalid"] or first["not_array"]:
                 with open(self.path, encoding="utf-8") as handle:
                     raise json_error(self.path, handle.read())
             return checked.select(F.posexplode("items")).select(

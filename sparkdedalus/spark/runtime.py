@@ -16,8 +16,10 @@ import time
 from dataclasses import dataclass, field
 from functools import reduce
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
 from sparkdedalus.checks.dependencies import dependency_graph, strongly_connected
 from sparkdedalus.analysis.growth import carried_relations, differential_rules, growing_relations
@@ -27,6 +29,7 @@ from sparkdedalus.program import CRASH, Program
 from sparkdedalus.inputs import TICK
 from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
+from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import Layout
 from sparkdedalus.syntax import ast
@@ -40,6 +43,15 @@ COMPACT_EVERY = 8
 SIZE_BOUND = 2**31 - 1
 #: rows per partition when the loop sizes its partitions to the data
 ROWS_PER_PARTITION = 200_000
+#: A relation's facts written in the program's text (those at every tick, or
+#: all those stamped with a tick) up to this many are inlined in the plan as a
+#: literal array; more are loaded as a DataFrame from Arrow, once. An inline
+#: array costs no job of its own but grows the plan with every fact (built,
+#: analysed and optimised wherever the plan uses it); measured on the 2-core
+#: machine (docs/performance.md), whole runs cost the same to within the noise
+#: up to 128 facts a relation, and loading won 1.3x at 256 and 2.4x at 512.
+INLINE_ROWS = 128
+_ARROW_TYPES = {LongType: pa.int64(), DoubleType: pa.float64(), BooleanType: pa.bool_()}
 
 
 def max_partitions(spark: SparkSession) -> int:
@@ -88,7 +100,7 @@ class TickLoop:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py)."""
         self.spark = spark
-        self.stamped = stamped or {}
+        self.stamped = dict(stamped or {})
         self.fixed_partitions = partitions
         self.most_partitions = partitions or max_partitions(spark)
         self.partitions = partitions or 1  # resized to the data after every materialisation
@@ -97,6 +109,7 @@ class TickLoop:
         self.layout = Layout(program.relations)
         self._empties: dict = {}
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
+        self.facts_at = self._text_facts()
         growing = growing_relations(program, frozenset(self.stamped))
         self.carried = carried_relations(program, growing)
         self.differential = differential_rules(program, growing)
@@ -106,14 +119,30 @@ class TickLoop:
 
     # ---------------------------------------------------------------- set-up
     def _frame(self, name: str, rows: list) -> DataFrame:
-        """Rows as a one-partition frame (an inline array: no RDD, no Python
-        serialisation, works on Spark Connect)."""
+        """Rows as a frame: up to INLINE_ROWS an inline array in one partition
+        (one SQL expression), more loaded from Arrow (`_loaded`). Neither uses
+        an RDD: both work on Spark Connect."""
         if not rows:
             return self._empty(name)
-        schema = self.layout.schemas[name]
-        structs = [F.struct(*[F.lit(v).cast(f.dataType).alias(f.name) for v, f in zip(row, schema.fields)])
-                   for row in rows]
-        return self.spark.range(0, 1, 1, 1).select(F.inline(F.array(*structs)))
+        if len(rows) > INLINE_ROWS:
+            return self._loaded(self.layout.schemas[name], rows)
+        return self._inline(self.layout.schemas[name], rows)
+
+    def _inline(self, schema: StructType, rows: list) -> DataFrame:
+        """Rows as a literal array, one SQL expression (one py4j call, where a
+        Column per value costs several)."""
+        structs = ", ".join(
+            "struct(" + ", ".join(f"CAST({sql_literal(v)} AS {f.dataType.simpleString()}) AS {f.name}"
+                                  for v, f in zip(row, schema.fields)) + ")" for row in rows)
+        return self.spark.range(0, 1, 1, 1).selectExpr(f"inline(array({structs}))")
+
+    def _loaded(self, schema: StructType, rows: list) -> DataFrame:
+        """Rows as a frame built from an Arrow table: its size does not grow the
+        plan's expressions."""
+        columns = list(zip(*rows))
+        arrays = [pa.array(values, _ARROW_TYPES.get(type(f.dataType), pa.string()))
+                  for values, f in zip(columns, schema.fields)]
+        return self.spark.createDataFrame(pa.Table.from_arrays(arrays, names=schema.fieldNames()), schema)
 
     def _empty(self, name: str) -> DataFrame:
         """An empty frame the optimiser recognises as empty and prunes (built once)."""
@@ -122,6 +151,30 @@ class TickLoop:
             self._empties[name] = self.spark.range(0, 1, 1, 1).selectExpr(
                 *[f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in schema.fields]).where("false")
         return self._empties[name]
+
+    def _text_facts(self) -> dict:
+        """The program's facts stamped with a tick, {tick: {relation: rows}};
+        a relation with more than INLINE_ROWS of them is loaded once into
+        `self.stamped` instead (a frame with a `tick` column, like a stamped
+        `.input`) and left out."""
+        by_relation: dict = {}
+        for fact in self.program.facts:
+            if fact.tick is not None:
+                by_relation.setdefault(fact.atom.name, set()).add((*fact.row, fact.tick))
+        facts_at: dict = {}
+        for name, rows in by_relation.items():
+            if len(rows) > INLINE_ROWS:
+                schema = StructType(self.layout.schemas[name].fields + [StructField(TICK, LongType(), False)])
+                frame = self._loaded(schema, sorted(rows)).localCheckpoint(eager=False)
+                ticks = {row[-1] for row in rows}
+                if name in self.stamped:
+                    frame = self.stamped[name][0].unionAll(frame)
+                    ticks |= self.stamped[name][1]
+                self.stamped[name] = (frame, ticks)
+                continue
+            for *row, tick in rows:
+                facts_at.setdefault(tick, {}).setdefault(name, []).append(tuple(row))
+        return facts_at
 
     def _static_frames(self, edb: dict) -> dict:
         rows: dict = {}
@@ -137,9 +190,22 @@ class TickLoop:
             typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
             frames[name] = frames[name].unionAll(typed) if name in frames else typed
         if CRASH in self.program.relations and self.network.crashes:
-            rows = self.network.crash_rows(self.program, self._input_locations(frames))
-            frames[CRASH] = self._frame(CRASH, sorted(rows))
+            frames[CRASH] = self._crash_frame(frames)
         return frames
+
+    def _crash_frame(self, frames: dict) -> DataFrame:
+        """`crash(L, N, T)` at every location L of the run (`Network.crash_rows`):
+        those of the program's facts and of the failure model in Python, those
+        of the EDB and stamped input rows by Spark, never collected."""
+        known = self._frame(CRASH, sorted(self.network.crash_rows(self.program, ())))
+        inputs = [f.selectExpr("CAST(c0 AS STRING) AS c0")
+                  for f in [*frames.values(), *(stamped for stamped, _ in self.stamped.values())]]
+        if not inputs:
+            return known
+        fields = self.layout.schemas[CRASH].fields[1:]
+        crashes = self._inline(StructType(fields), sorted(self.network.crashes.items()))
+        located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
+        return known.unionAll(located).distinct()
 
     def _static_pack(self, frames: dict) -> DataFrame | None:
         """The facts true at every tick, packed and materialised once (one job)."""
@@ -151,22 +217,10 @@ class TickLoop:
         return pack
 
     def _facts_pack(self, tick: int) -> DataFrame | None:
-        rows: dict = {}
-        for fact in self.program.facts:
-            if fact.tick == tick:
-                rows.setdefault(fact.atom.name, []).append(fact.row)
-        parts = [self.layout.part(n, STATE, self._frame(n, r)) for n, r in rows.items()]
+        parts = [self.layout.part(n, STATE, self._frame(n, r)) for n, r in self.facts_at.get(tick, {}).items()]
         parts += [self.layout.part(name, STATE, frame.where(F.col(TICK) == tick).drop(TICK))
                   for name, (frame, ticks) in self.stamped.items() if tick in ticks]
         return self._union(parts) if parts else None
-
-    def _input_locations(self, frames: dict) -> set:
-        """Every location named by an EDB row or a stamped `.input` row (one job
-        per frame)."""
-        found = set()
-        for frame in [*frames.values(), *(stamped for stamped, _ in self.stamped.values())]:
-            found |= {r[0] for r in frame.select("c0").distinct().collect()}
-        return found
 
     def _may_start(self) -> set:
         """Relations that can have facts at the start of a tick."""

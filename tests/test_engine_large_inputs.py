@@ -1,0 +1,144 @@
+"""Large inputs in the Spark engine: facts written in the program's text above
+`INLINE_ROWS` are loaded as a DataFrame once instead of inlined in the plan, and
+nothing on the input path or in the tick loop collects rows to the driver."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine_helpers import differences
+from sparkdedalus import Program
+from sparkdedalus.network import Network
+from sparkdedalus.spark.inputs import read_inputs
+from sparkdedalus.spark.runtime import INLINE_ROWS, LoopState, TickLoop
+
+pytestmark = pytest.mark.spark
+
+MANY = INLINE_ROWS + 40
+
+
+def many_facts_program(edb: int, stamped: int) -> Program:
+    """`edb` facts of `edge` at every tick, `stamped` facts of `event` spread
+    over ticks 1..4, and rules joining, negating and sending them."""
+    lines = [f'edge("n{i % 3}", {i}, {i + 1});' for i in range(edb)]
+    lines += [f'event("n{i % 3}", {i})@{i % 4 + 1};' for i in range(stamped)]
+    lines += [
+        'hit(L, X, Y) :- event(L, X), edge(L, X, Y);',
+        'miss(L, X) :- event(L, X), notin edge(L, X, _);',
+        'seen(L, X)@next :- hit(L, X, _);',
+        'seen(L, X)@next :- seen(L, X);',
+        'note(Y, X)@async :- hit(L, X, Y), edge(L, X, Y), Y < 3;',
+        'alive(L, X) :- event(L, X), notin crash(L, "n9", _);',
+    ]
+    return Program.parse("\n".join(lines))
+
+
+def test_many_facts_in_the_text_match_the_reference_at_every_tick(spark):
+    # events MANY.. have no edge: hits and misses
+    program = many_facts_program(edb=MANY, stamped=MANY + 30)
+    network = Network.parse("crash=n1@3")
+    assert differences(spark, program, ticks=5, network=network) == []
+
+
+@pytest.mark.connect
+def test_many_facts_on_spark_connect_match_the_reference():
+    driver = Path(__file__).resolve().parent / "connect_driver.py"
+    done = subprocess.run([sys.executable, str(driver), "many_facts"], capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert results == [{"example": "many_facts", "differences": []}]
+
+
+def test_few_facts_match_the_reference_too(spark):
+    assert differences(spark, many_facts_program(edb=5, stamped=7), ticks=3) == []
+
+
+def _struct_expressions(frame) -> int:
+    """Row expressions in the analysed plan (its JSON form is not abbreviated)."""
+    return frame._jdf.queryExecution().analyzed().toJSON().count("CreateNamedStruct")
+
+
+def test_facts_above_the_threshold_are_loaded_not_inlined(spark):
+    at_limit = TickLoop(spark, many_facts_program(edb=INLINE_ROWS, stamped=INLINE_ROWS))
+    above = TickLoop(spark, many_facts_program(edb=INLINE_ROWS + 1, stamped=INLINE_ROWS + 1))
+    rows = [(f"n{i}", i, i + 1) for i in range(INLINE_ROWS + 1)]
+    # an inline array: one expression per fact in the plan; loaded: none
+    assert _struct_expressions(at_limit._frame("edge", rows[:INLINE_ROWS])) == INLINE_ROWS
+    assert _struct_expressions(above._frame("edge", rows)) == 0
+    # stamped facts: inlined per tick at the limit, one loaded frame with a tick column above it
+    assert "event" not in at_limit.stamped
+    assert sum(len(by["event"]) for by in at_limit.facts_at.values()) == INLINE_ROWS
+    assert set(above.stamped) == {"event"} and above.stamped["event"][1] == {1, 2, 3, 4}
+    assert all("event" not in by for by in above.facts_at.values())
+
+
+class _Collected(AssertionError):
+    pass
+
+
+def test_the_tick_loop_collects_no_rows_to_the_driver(spark, monkeypatch, tmp_path):
+    """A crash network over inputs used to collect every input's distinct
+    locations; the loop now counts (one number per job) and collects nothing."""
+    (tmp_path / "program.ded").write_text(
+        '.decl visit(loc: string, who: string)\n.input visit from "visit.csv"\n'
+        'up(L, N) :- visit(L, N), notin crash(L, N, _);\n')
+    (tmp_path / "visit.csv").write_text("loc,who,tick\nz,b,2\nu,b,\n")
+    program = Program.from_files(str(tmp_path / "program.ded"))
+    static, stamped = read_inputs(spark, program, last_tick=3)
+
+    def refuse(*args, **kwargs):
+        raise _Collected("rows collected to the driver")
+
+    frame_class = type(spark.range(1))  # the session's DataFrame class (classic or Connect)
+    for method in ("collect", "toPandas", "toLocalIterator", "take", "head", "first", "tail"):
+        monkeypatch.setattr(frame_class, method, refuse)
+    loop = TickLoop(spark, program, Network.parse("crash=b@2"), static, stamped=stamped)
+    state = LoopState()
+    previous = None
+    for tick in (1, 2, 3):
+        previous = state.packs[tick] = loop.run_tick(tick, previous, state)
+    monkeypatch.undo()
+    crash = {tuple(r) for r in loop.layout.extract(previous, "crash").collect()}
+    assert crash == {("z", "b", 2), ("u", "b", 2), ("b", "b", 2)}  # by hand: input locations and the node
+
+
+def test_stamped_ticks_collected_are_those_of_the_run(spark, tmp_path):
+    (tmp_path / "program.ded").write_text(
+        '.decl visit(loc: string, who: string)\n.input visit from "visit.csv"\n'
+        '.decl late(loc: string, who: string)\n.input late from "late.csv"\n')
+    (tmp_path / "visit.csv").write_text("loc,who,tick\n" + "".join(f"a,b,{t}\n" for t in range(1, 1001)))
+    (tmp_path / "late.csv").write_text("loc,who,tick\nz,b,500\n")
+    program = Program.from_files(str(tmp_path / "program.ded"))
+    _, stamped = read_inputs(spark, program, last_tick=3)
+    assert stamped["visit"][1] == {1, 2, 3}
+    # rows only after the run: still a stamped relation (its locations count for crash facts)
+    assert stamped["late"][1] == set() and stamped["late"][0].count() == 1
+
+
+def test_reading_a_json_array_sends_the_driver_no_rows(spark, monkeypatch, tmp_path):
+    """The check that a JSON input is an array used to bring the whole array
+    to the driver; the driver now receives scalars only (flags, row ids)."""
+    (tmp_path / "program.ded").write_text('.decl visit(loc: string, n: int)\n.input visit from "visit.json"\n')
+    (tmp_path / "visit.json").write_text(json.dumps([{"loc": "a", "n": i} for i in range(300)]))
+    program = Program.from_files(str(tmp_path / "program.ded"))
+    received = []
+    frame_class = type(spark.range(1))  # the session's DataFrame class (classic or Connect)
+    for method in ("first", "collect", "head", "take"):
+        original = getattr(frame_class, method)
+
+        def recording(self, *args, _original=original, **kwargs):
+            result = _original(self, *args, **kwargs)
+            received.extend(result if isinstance(result, list) else [result])
+            return result
+
+        monkeypatch.setattr(frame_class, method, recording)
+    static, _ = read_inputs(spark, program, last_tick=2)
+    monkeypatch.undo()
+    values = [v for row in received if row is not None for v in row]
+    assert values and all(v is None or isinstance(v, (bool, int, float, str)) for v in values), values[:3]
+    assert static["visit"].count() == 300
