@@ -36,3 +36,15 @@ def test_a_node_named_only_in_a_stamped_input_row_gets_crash_facts(spark, tmp_pa
         assert trace.relation("crash", tick) == expected
         assert run.facts(tick, relations=["crash"])["crash"] == expected
     assert run.facts(1, relations=["up"])["up"] == set()
+
+
+def test_a_double_location_of_an_input_row_is_named_by_its_canonical_text(spark, tmp_path):
+    # By hand: the location 1e7 prints as "10000000.0" (docs/semantics.md), not Spark's "1.0E7".
+    (tmp_path / "program.ded").write_text('.decl reading(loc: double, v: int)\n.input reading from "r.csv"\n'
+                                          'down(L, N) :- reading(L, _), crash(L2, N, _), L2 == "b";\n')
+    (tmp_path / "r.csv").write_text("loc,v,tick\n10000000.0,1,2\n")
+    program = Program.from_files(str(tmp_path / "program.ded"))
+    network = Network.parse("crash=b@2")
+    expected = {("10000000.0", "b", 2), ("b", "b", 2)}
+    assert reference_run(program, ticks=1, network=network).relation("crash", 1) == expected
+    assert Engine(spark).run(program, ticks=1, network=network).facts(1, relations=["crash"])["crash"] == expected

@@ -33,6 +33,7 @@ from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import Layout
 from sparkdedalus.syntax import ast
+from udfs.registry import spark_string_sql
 
 #: a recursive stratum's accumulated relation is re-checkpointed after this
 #: many deltas, so that reading it does not scan an ever longer union
@@ -198,8 +199,9 @@ class TickLoop:
         those of the program's facts and of the failure model in Python, those
         of the EDB and stamped input rows by Spark, never collected."""
         known = self._frame(CRASH, sorted(self.network.crash_rows(self.program, ())))
-        inputs = [f.selectExpr("CAST(c0 AS STRING) AS c0")
-                  for f in [*frames.values(), *(stamped for stamped, _ in self.stamped.values())]]
+        located_frames = [*frames.items(), *((name, stamped) for name, (stamped, _) in self.stamped.items())]
+        inputs = [f.selectExpr(f"{spark_string_sql('c0', self.program.relations[name].types[0])} AS c0")
+                  for name, f in located_frames if name != CRASH]
         if not inputs:
             return known
         fields = self.layout.schemas[CRASH].fields[1:]
