@@ -444,12 +444,14 @@ class _RuleBuilder:
                 self.literals.append(f"abs({v}, {self.fresh('int', self.vars[v][1])})")
         elif g.allowed("hash"):
             g.feature("hash")
-            self.literals.append(f"hash({g.pick(list(self.vars))}, {self.fresh('int', HUGE)})")
+            doubles = [v for v in self.vars if self.vars[v][0] in ("dbl", "real")]  # doubles' text
+            self.literals.append(f"hash({g.pick(doubles if doubles and g.coin(0.5) else list(self.vars))}, "
+                                 f"{self.fresh('int', HUGE)})")
 
     def choose(self) -> None:
         g = self.gen
         names = list(self.vars)
-        keys = [v for v in names if g.coin(0.4)]
+        keys = [v for v in names if g.coin(0.4) and self.vars[v][0] not in ("dbl", "real")]  # doubles chosen
         values = [v for v in names if v not in keys]
         if not values:
             return
