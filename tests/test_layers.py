@@ -25,7 +25,7 @@ LAYERS = [
     ("sparkdedalus.program", 1), ("sparkdedalus.checks", 1), ("sparkdedalus.network", 1),
     ("sparkdedalus.inputs", 1),
     ("sparkdedalus.analysis", 2),
-    ("sparkdedalus.rewrite", 3),
+    ("sparkdedalus.rewrite", 3), ("sparkdedalus.faults", 3),
     ("sparkdedalus.reference", 4), ("sparkdedalus.spark", 4), ("sparkdedalus.store", 4),
     ("sparkdedalus.diagram", 5),
     ("sparkdedalus.shell", 6), ("sparkdedalus.testing", 6), ("sparkdedalus", 6),
