@@ -77,12 +77,17 @@ class Space:
         """The number of crash schedules (no crash included)."""
         return sum(comb(len(self.nodes), k) * self.eot ** k for k in range(self.crashes + 1))
 
-    def __len__(self) -> int:
+    @property
+    def count(self) -> int:
+        """The number of scenarios (`len` too, while it fits an index)."""
         return 2 ** len(self.channels()) * self.crash_choices()
 
+    def __len__(self) -> int:
+        return self.count
+
     def __getitem__(self, index: int) -> Scenario:
-        if not 0 <= index < len(self):
-            raise IndexError(f"scenario {index} is outside 0..{len(self) - 1}")
+        if not 0 <= index < self.count:
+            raise IndexError(f"scenario {index} is outside 0..{self.count - 1}")
         channels = self.channels()
         mask, crash_index = index % 2 ** len(channels), index >> len(channels)
         omissions = tuple(sorted(c for i, c in enumerate(channels) if mask >> i & 1))
@@ -100,7 +105,7 @@ class Space:
         raise AssertionError("unreachable: index checked against len(self)")
 
     def __iter__(self):
-        return (self[i] for i in range(len(self)))
+        return (self[i] for i in range(self.count))
 
     def smallest_first(self) -> list:
         """Every scenario, fewest failures first (then by their failures)."""
@@ -108,9 +113,9 @@ class Space:
 
     def sample(self, n: int, seed: int = 0) -> list:
         """`n` distinct scenarios drawn at random (all of them when n >= len)."""
-        if n >= len(self):
+        if n >= self.count:
             return list(self)
         draw, chosen = random.Random(seed), set()
         while len(chosen) < n:
-            chosen.add(draw.randrange(len(self)))
+            chosen.add(draw.randrange(self.count))
         return [self[i] for i in sorted(chosen)]
