@@ -1,7 +1,7 @@
 """Print an AST back to canonical Dedalus text; ``parse(print(u)) == u``.
 
 >>> from sparkdedalus.syntax.parser import parse_text
->>> print(format_unit(parse_text('p(X,Y)@next:-q(X,Y),!r(X) ,Y>1+2*3;')))
+>>> print(format_unit(parse_text('p(X,Y)@next:-q(X,Y),!r(X) ,Y>1+2*3;')), end="")
 p(X, Y)@next :- q(X, Y), notin r(X), Y > 1 + 2 * 3;
 """
 
