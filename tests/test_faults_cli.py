@@ -119,12 +119,14 @@ def test_text_output_lists_the_smallest_first(capsys):
     assert lines[1] == '  1. omit=a>b@1: missing post("b", "hi")'
     assert lines[3] == '  3. omit=a>b@1,omit=a>c@1: missing post("b", "hi"), post("c", "hi")'
     assert lines[11] == "  ... 38 more (--format json lists them all)"
+    assert lines[12] == (f"replay the first: sparkdedalus run {os.path.join(EXAMPLES, 'simple_log.ded')} --ticks 4 "
+                         "--engine reference --relations pre,post --format table --network 'omit=a>b@1'")
 
 
 def test_text_output_without_counterexample(capsys):
     code = cli.main(["faults", os.path.join(EXAMPLES, "retry_broadcast.ded"), "--nodes", "a,b", "--eot", "3",
                      "--eff", "1", "--engine", "reference"])
-    assert code == 0 and capsys.readouterr().out.startswith("1 scenarios, no counterexample (")
+    assert code == 0 and capsys.readouterr().out.startswith("1 scenario, no counterexample (")
 
 
 def test_progress_counts_scenarios_on_a_terminal():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 
@@ -81,7 +82,7 @@ def handle(args, new_session=None) -> int:
         from sparkdedalus.spark.engine import Engine
         checked = Engine(spark).faults(program, **options)
     seconds = time.perf_counter() - started
-    print(_render(args.format, checked, seconds))
+    print(_render(args.format, checked, seconds, _replay(args.files, options["eot"])))
     if stores and checked.counterexamples:
         _store(program, checked.counterexamples[:STORED], stores, options["eot"], spark or _session(args, new_session))
     return 1 if checked.counterexamples else 0
@@ -134,21 +135,33 @@ def _session(args, new_session):
     return (new_session or spark_session)(args)
 
 
-def _render(fmt: str, checked, seconds: float) -> str:
+def _render(fmt: str, checked, seconds: float, replay: str) -> str:
+    """The result as text or json; `replay` + a scenario's network spec replays it."""
     found = checked.counterexamples
     if fmt == "json":
         return json.dumps({"scenarios": checked.scenarios, "counterexamples": [c.to_json() for c in found],
                            "seconds": round(seconds, 3)})
-    head = f"{checked.scenarios:,} scenarios, "
+    head = _count(checked.scenarios, "scenario") + ", "
     if not found:
         return head + f"no counterexample ({seconds:.2f} s)"
-    lines = [head + f"{len(found):,} counterexamples ({seconds:.2f} s), smallest first:"]
+    lines = [head + _count(len(found), "counterexample") + f" ({seconds:.2f} s), smallest first:"]
     lines += [f"  {i}. {_failures(c.scenario)}: missing {', '.join(_fact(f) for f in c.missing)}"
               for i, c in enumerate(found[:SHOWN], 1)]
     if len(found) > SHOWN:
         lines.append(f"  ... {len(found) - SHOWN:,} more (--format json lists them all)")
-    lines.append("(replay one: sparkdedalus run FILE... --ticks EOT --relations pre,post --network 'omit=...')")
+    first = _failures(found[0].scenario)
+    lines.append(f"replay the first: {replay}" + (f" --network {shlex.quote(first)}" if found[0].scenario.size else ""))
     return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _replay(files: list, eot: int) -> str:
+    """The `run` command that replays a scenario, but for its --network."""
+    return f"sparkdedalus run {' '.join(shlex.quote(f) for f in files)} --ticks {eot} --engine reference " \
+           f"--relations pre,post --format table"
 
 
 def _failures(scenario) -> str:
