@@ -104,8 +104,8 @@ def _check_options(args) -> None:
         raise UsageError("--resume needs --store PATH")
     if args.store and args.engine != "spark":
         raise UsageError("--store needs the spark engine")
-    args.tick_count = _int_option("--ticks", args.ticks, minimum=1)
-    args.at_tick = None if args.at is None else _int_option("--at", args.at, minimum=1)
+    args.tick_count = int_option("--ticks", args.ticks, minimum=1)
+    args.at_tick = None if args.at is None else int_option("--at", args.at, minimum=1)
     if args.at_tick is not None and args.at_tick > args.tick_count:
         raise UsageError(f"--at {args.at_tick} is after the last tick ({args.tick_count})")
     args.relation_list = None
@@ -118,12 +118,12 @@ def _check_options(args) -> None:
     except ValueError as exc:
         raise UsageError(f"--network: {exc}") from None
     if args.seed is not None:
-        network = Network(network.delay, _int_option("--seed", args.seed, minimum=None),
+        network = Network(network.delay, int_option("--seed", args.seed, minimum=None),
                           network.omissions, network.crashes)
     args.network_model = network
 
 
-def _int_option(name: str, text: str, minimum: int | None) -> int:
+def int_option(name: str, text: str, minimum: int | None) -> int:
     try:
         value = int(text)
     except ValueError:

@@ -18,7 +18,8 @@ from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
 
 
-def _session(args):
+def spark_session(args):
+    """The session --master or --remote asks for (--verbose keeps Spark's log)."""
     from sparkdedalus.spark.session import local_session, remote_session
     with _jvm_stdout(verbose=args.verbose):
         if args.remote:
@@ -79,8 +80,8 @@ def run_spark(program, args, new_session=None) -> int:
 
     started = time.perf_counter()
     if args.store:
-        _check_store(args)
-    spark = (new_session or _session)(args)
+        check_store(args.store, args.resume)
+    spark = (new_session or spark_session)(args)
     jobs = _JobCounter(spark)
     per_tick_jobs: list = []
     last = [jobs.count() or 0]
@@ -103,14 +104,14 @@ def run_spark(program, args, new_session=None) -> int:
     return 0
 
 
-def _check_store(args) -> None:
+def check_store(path: str, resume: bool = False) -> None:
     """Refuse a locked or already used run directory before starting Spark."""
     from sparkdedalus.store import manifest
     from sparkdedalus.store.lock import probe
-    probe(args.store)
-    found = manifest.load(args.store) if os.path.isdir(args.store) else None
-    if found is not None and not args.resume:
-        raise UserError(f"run directory {args.store} already holds a run (committed through tick "
+    probe(path)
+    found = manifest.load(path) if os.path.isdir(path) else None
+    if found is not None and not resume:
+        raise UserError(f"run directory {path} already holds a run (committed through tick "
                         f"{found.last_tick}); add --resume to continue it, or choose another directory")
 
 
