@@ -51,6 +51,7 @@ from sparkdedalus.program import Program
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
+from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 from udfs.registry import FUNCTIONS
 
 
@@ -89,6 +90,16 @@ def check_name(program, name: str) -> None:
         raise RewriteError(f"new component name {name!r} is taken or not an identifier")
 
 
+def own_facts(program, component: str) -> set:
+    """The facts at the nodes of `component`, as far as the text tells: those
+    written in its block and, of the relations it has none written of, the
+    top-level ones. A fact written in another component's block (a
+    decoupling's copy at the new node) is that component's."""
+    own = {f.atom.name for f in program.facts if f.component == component}
+    return {f for f in program.facts if f.component == component
+            or f.component == DEFAULT_COMPONENT and f.atom.name not in own}
+
+
 def reads(rule) -> set:
     """The relations a rule reads (positive and negated atoms)."""
     return {a.name for a in rule.positive_atoms + rule.negated_atoms}
@@ -104,11 +115,12 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
     constant = constant_relations(program)
     live = [r for r in program.rules if not r.persistence]
     moved = [r for r in live if r.index in split]
-    # rules over constant relations that C2 needs: copied to the new node
+    # rules over constant relations that C2 needs: copied to the new node (the component's own, if it has any)
     needed, todo = set(), [r for r in moved]
     while todo:
         for name_read in reads(todo.pop()) & constant:
-            for rule in program.defining_rules(name_read):
+            defining = program.defining_rules(name_read)
+            for rule in [r for r in defining if r.component == component] or defining:
                 if not rule.persistence and rule.index not in needed and rule.index not in split:
                     needed.add(rule.index)
                     todo.append(rule)
@@ -155,10 +167,10 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
                 ast.Comparison("==", ast.Var("L2"), ast.BinOp("+", ast.Var("L"), ast.Const(suffix))))
         rules.append(SourceRule(ast.Rule(head, "async", body), component))
 
-    facts = []
+    facts, own = [], own_facts(program, component)
     for fact in program.facts:
         relation = fact.atom.name
-        if relation in redirected or relation in constant and relation in c2_reads:
+        if relation in redirected or relation in constant and relation in c2_reads and fact in own:
             location = fact.atom.args[0]
             if not isinstance(location.value, str):
                 raise RewriteError(f"{fact.pos}: location {location.value!r} is not a string: cannot add {suffix!r}")

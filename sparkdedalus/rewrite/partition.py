@@ -16,8 +16,8 @@ functions):
         hash(V, K2), hash(K2, H2), P2 == (H2 % 2 + 2) % 2, tostring(P2, S2), N2 == N + "/p" + S2;
 
 Facts of keyed relations move to their partition; facts of static relations
-are copied to every partition. A keyed relation with no key column goes to
-partition 0.
+at the component's nodes (`decouple.own_facts`) are copied to every
+partition. A keyed relation with no key column goes to partition 0.
 
 >>> from sparkdedalus import Program
 >>> from sparkdedalus.rewrite.text import program_text, source_rules
@@ -39,7 +39,7 @@ from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_rules
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.program import Program
-from sparkdedalus.rewrite.decouple import RewriteError, fresh_variable, reads, relocate
+from sparkdedalus.rewrite.decouple import RewriteError, fresh_variable, own_facts, reads, relocate
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
@@ -100,10 +100,10 @@ def partition(program, component: str, n: int) -> Program:
             rule = _route(rule, *keys[rule.head.name], n)
         rules.append(SourceRule(rule, src.component, src.index))
 
-    facts = []
+    facts, own = [], own_facts(program, component)
     for fact in program.facts:
         relation = fact.atom.name
-        if relation not in keys and relation not in static:
+        if relation not in keys and (relation not in static or fact not in own):
             facts.append(fact)
             continue
         location = fact.atom.args[0].value
@@ -111,7 +111,7 @@ def partition(program, component: str, n: int) -> Program:
             raise RewriteError(f"{fact.pos}: location {location!r} is not a string: cannot partition it")
         if relation in static:
             places = suffixes(n)
-            if any(relation in reads(r) for r in outside):
+            if fact.component != component and any(relation in reads(r) for r in outside):
                 facts.append(fact)
         else:
             column, via = keys[relation]

@@ -1,7 +1,7 @@
 """`sparkdedalus rewrite FILE... [--decouple COMPONENT:RULES[:NEWNAME]] [--partition COMPONENT:N]
-[--out FILE] [--force]`: move rules of a component to a new component at new
-locations, or run a component on N partitions per location, and print the
-program (docs/rewrites.md).
+[--auto COMPONENT[,COMPONENT...]] [--partitions N] [--out FILE] [--force]`: move
+rules of a component to a new component at new locations, or run a component
+on N partitions per location, and print the program (docs/rewrites.md).
 
 RULES: comma-separated selectors, each a head relation (every rule of the
 component deriving it) or a line number (the rule there). NEWNAME defaults
@@ -12,7 +12,9 @@ monotonic mechanism and marks the output unchecked. `--decouple` repeats:
 the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
 policy is co-hashing or dependencies, and refuses with the reasons (exit 1)
-otherwise. Bad input: one line, exit 2.
+otherwise. `--auto` applies every rewrite the analyses allow for the
+components named (`rewrite.auto`; `--partitions N`, default 4), in the same
+order, and prints its notes on stderr too. Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ def add_parser(commands) -> None:
                         help="move the rules RULES (head relations or line numbers, comma-separated)")
     parser.add_argument("--partition", action="append", dest="steps", type=lambda t: ("partition", t),
                         metavar="COMPONENT:N", help="run COMPONENT on N partitions per location, routed by its policy")
+    parser.add_argument("--auto", action="append", dest="steps", type=lambda t: ("auto", t),
+                        metavar="COMPONENT[,COMPONENT...]", help="apply every rewrite the analyses allow")
+    parser.add_argument("--partitions", type=int, default=4, metavar="N", help="partitions per --auto partitioning")
     parser.add_argument("--out", metavar="FILE", help="write the program to FILE (default: print it)")
     parser.add_argument("--force", action="store_true", help="apply even when the precondition fails (unchecked)")
     add_hidden_strict(parser)
@@ -57,7 +62,7 @@ def _partition_spec(text: str) -> tuple:
 
 
 def _partition(program, component: str, n: int, notes: list):
-    from sparkdedalus.rewrite import partition
+    from sparkdedalus.rewrite import auto, partition
     try:
         policy = partition.precondition(program, component)
     except ValueError as exc:
@@ -70,8 +75,20 @@ def _partition(program, component: str, n: int, notes: list):
         program = partition.partition(program, component, n)
     except partition.RewriteError as exc:
         raise UserError(f"cannot partition {component}: {exc}") from None
-    keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
-    notes.append(f"{component} on {n} partitions ({policy.method}): {keys}")
+    notes.append(auto.partitioned(component, n, policy))
+    return program
+
+
+def _auto(program, text: str, n: int, notes: list):
+    from sparkdedalus.rewrite import auto
+    if n < 1:
+        raise UsageError(f"--partitions {n}: expected N >= 1")
+    try:
+        program, applied = auto.auto(program, [c.strip() for c in text.split(",")], n)
+    except ValueError as exc:
+        raise UsageError(f"--auto {text}: {exc}") from None
+    print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
+    notes += applied
     return program
 
 
@@ -81,13 +98,15 @@ def handle(args) -> int:
     from sparkdedalus.rewrite.decouple import RewriteError, check_name, select
     from sparkdedalus.rewrite.text import program_text, source_rules
     if not args.steps:
-        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME] or --partition COMPONENT:N")
-    steps = [(kind, _spec(text) if kind == "decouple" else _partition_spec(text)) for kind, text in args.steps]
+        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N "
+                         "or --auto COMPONENT[,COMPONENT...]")
+    parse = {"decouple": _spec, "partition": _partition_spec, "auto": lambda text: (text, args.partitions)}
+    steps = [(kind, parse[kind](text)) for kind, text in args.steps]
     program = Program.from_files(*args.files, strict=args.strict)
     notes = []
     for kind, spec in steps:
-        if kind == "partition":
-            program = _partition(program, *spec, notes)
+        if kind != "decouple":
+            program = (_partition if kind == "partition" else _auto)(program, *spec, notes)
             continue
         component, selectors, name = spec
         try:
