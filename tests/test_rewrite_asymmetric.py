@@ -8,22 +8,17 @@ neither monotonic nor functional, it shows a difference."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from rewrite_helpers import EXAMPLES, RANDOM, decouple_and_compare
 
 from sparkdedalus import Program
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
-from sparkdedalus.rewrite import applicable, asymmetric
+from sparkdedalus.rewrite import asymmetric
 from sparkdedalus.rewrite.decouple import select
-from sparkdedalus.rewrite.text import program_text, source_rules
 from sparkdedalus.shell.cli import main
 from sparkdedalus.shell.equiv import compare
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-RANDOM = Network.parse("delay=uniform(1,4)")
-CHEAPER = {"mutually independent", "functional", "monotonic", "state machine"}
 # What the observers see: 2PC's inquiry answers and the running example's ack
 # counts depend on message timing in the original too.
 LOGS = ".output commit_log\n.output end_log\n.output part_log\n"
@@ -96,15 +91,8 @@ CASES = [
 
 @pytest.mark.parametrize("text, component, selectors, name, ticks", CASES, ids=[c[3] for c in CASES])
 def test_asymmetric_decoupling_holds_checks_and_is_equivalent(text, component, selectors, name, ticks):
-    program = Program.parse(text)
-    split = select(program, component, selectors)
-    found = [r.REWRITE for r in applicable(program, component, split)]
-    assert found == ["asymmetric"], found
-    rewritten = asymmetric.apply(program, component, split, name)
-    again = Program.parse(program_text(rewritten, source_rules(rewritten)))  # prints as dialect that checks
-    assert name in again.components and again.homes == (f"/{name}",)
-    result = compare(program, rewritten, ticks, 20, RANDOM)
-    assert result.difference is None, result.difference
+    found = decouple_and_compare(Program.parse(text), component, selectors, name, "asymmetric", ticks)
+    assert found == ["asymmetric"], found  # the cheaper decouplings do not apply
 
 
 def test_the_proxies_messages_wait_for_the_acknowledgement_of_their_batch():

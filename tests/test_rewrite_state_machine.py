@@ -6,22 +6,17 @@ split without the batches shows a difference."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from rewrite_helpers import EXAMPLES, RANDOM, decouple_and_compare
 
 from sparkdedalus import Program
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite import DECOUPLINGS, applicable, state_machine
 from sparkdedalus.rewrite.decouple import decouple, select
-from sparkdedalus.rewrite.text import program_text, source_rules
 from sparkdedalus.shell.cli import main
 from sparkdedalus.shell.equiv import compare
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-RANDOM = Network.parse("delay=uniform(1,4)")
-CHEAPER = {"mutually independent", "functional", "monotonic"}
 # What 2PC's observers see: the acks' partial counts (nacks) and the answer to an
 # inquiry depend on message timing in the original too.
 LOGS = ".output commit_log\n.output end_log\n.output part_log\n"
@@ -58,22 +53,12 @@ CASES = [
 ]
 
 
-def _program(example: str, extra: str = "") -> Program:
-    return Program.parse((EXAMPLES / f"{example}.ded").read_text() + extra, file=f"{example}.ded")
-
-
 @pytest.mark.parametrize("example, extra, component, selectors, name, ticks", CASES,
                          ids=[f"{c[0]}-{c[4]}" for c in CASES])
 def test_state_machine_decoupling_holds_checks_and_is_equivalent(example, extra, component, selectors, name, ticks):
-    program = _program(example, extra)
-    split = select(program, component, selectors)
-    found = [r.REWRITE for r in applicable(program, component, split)]
-    assert "state machine" in found and not CHEAPER & set(found), found
-    rewritten = state_machine.apply(program, component, split, name)
-    again = Program.parse(program_text(rewritten, source_rules(rewritten)))  # prints as dialect that checks
-    assert name in again.components and again.homes == (f"/{name}",)
-    result = compare(program, rewritten, ticks, 20, RANDOM)
-    assert result.difference is None, result.difference
+    program = Program.parse((EXAMPLES / f"{example}.ded").read_text() + extra, file=f"{example}.ded")
+    found = decouple_and_compare(program, component, selectors, name, "state machine", ticks)
+    assert found[0] == "state machine", found  # the cheaper decouplings do not apply
 
 
 def test_batches_are_sealed_in_order_one_per_tick():

@@ -1,0 +1,33 @@
+"""Shared steps of the decoupling tests: apply a rewrite, check that its
+output prints as dialect that checks, and compare it with the original by
+`equiv` over 20 random-delay seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sparkdedalus import Program
+from sparkdedalus.network import Network
+from sparkdedalus.rewrite import DECOUPLINGS, applicable
+from sparkdedalus.rewrite.decouple import select
+from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.shell.equiv import compare
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+RANDOM = Network.parse("delay=uniform(1,4)")
+
+
+def decouple_and_compare(program, component: str, selectors, name: str, rewrite: str, ticks: int) -> list:
+    """Move the rules `selectors` of `component` to `name` by the decoupling
+    named `rewrite`; assert the output checks and `equiv` finds no difference.
+    Returns the names of the decouplings whose precondition holds."""
+    split = select(program, component, selectors)
+    found = [r.REWRITE for r in applicable(program, component, split)]
+    chosen = next(r for r in DECOUPLINGS if r.REWRITE == rewrite)
+    rewritten = chosen.apply(program, component, split, name)
+    again = Program.parse(program_text(rewritten, source_rules(rewritten)))  # prints as dialect that checks
+    assert name in again.components and again.homes == (f"/{name}",)
+    assert {program.rules[i].head.name for i in split} <= {r.head.name for r in again.rules if r.component == name}
+    result = compare(program, rewritten, ticks, 20, RANDOM)
+    assert result.difference is None, result.difference
+    return found
