@@ -16,6 +16,28 @@ from sparkdedalus.shell.equiv import compare
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RANDOM = Network.parse("delay=uniform(1,4)")
 
+# An inbox splits each p2b message into got and gotb at the same tick, so the
+# original never sees got without gotb: lonely and alarm never hold. The
+# proposer's lonely rule negates gotb; alarm reads lonely; seen reads got.
+PAIRS = """
+component inbox {
+    got(L, A, S) :- p2b(L, A, S, B);
+    gotb(L, S, B) :- p2b(L, A, S, B);
+}
+component proposer {
+    .persist seen
+    .persist alarm
+    seen(L, S) :- got(L, _, S);
+    lonely(L, S) :- got(L, _, S), notin gotb(L, S, _);
+    alarm(L, S) :- lonely(L, S);
+}
+p2b("prop", "a1", 1, 5)@1;
+p2b("prop", "a2", 1, 5)@1;
+p2b("prop", "a1", 2, 5)@2;
+p2b("prop", "a3", 3, 7)@2;
+p2b("prop", "a2", 4, 9)@4;
+"""
+
 
 def decouple_and_compare(program, component: str, selectors, name: str, rewrite: str, ticks: int) -> list:
     """Move the rules `selectors` of `component` to `name` by the decoupling

@@ -9,7 +9,7 @@ neither monotonic nor functional, it shows a difference."""
 from __future__ import annotations
 
 import pytest
-from rewrite_helpers import EXAMPLES, RANDOM, decouple_and_compare
+from rewrite_helpers import EXAMPLES, PAIRS, RANDOM, decouple_and_compare
 
 from sparkdedalus import Program
 from sparkdedalus.network import Network
@@ -61,24 +61,6 @@ p2a("a3", "prop", 4, 9)@5;
 """
 LOGGED = {(r, s, b) for r in ("r1", "r2") for s, b in ((1, 5), (2, 5), (2, 7), (3, 7), (4, 9))}
 
-# got and gotb are derived together from each p2b, so the original never sees
-# got without gotb: alarm never holds. lonely (C2) negates gotb: not monotonic.
-PAIRS = """
-component inbox {
-    got(L, A, S) :- p2b(L, A, S, B);
-    gotb(L, S, B) :- p2b(L, A, S, B);
-}
-component proposer {
-    .persist alarm
-    lonely(L, S) :- got(L, _, S), notin gotb(L, S, _);
-    alarm(L, S) :- lonely(L, S);
-}
-p2b("prop", "a1", 1, 5)@1;
-p2b("prop", "a2", 1, 5)@1;
-p2b("prop", "a1", 2, 5)@2;
-p2b("prop", "a3", 3, 7)@2;
-"""
-
 # (program text, component, selectors, new name, ticks); the rule sets upstream of
 # what the rest reads, where only the asymmetric decoupling applies (sparkdedalus explain)
 CASES = [
@@ -117,7 +99,7 @@ def test_the_proxies_messages_wait_for_the_acknowledgement_of_their_batch():
 
 def test_a_forced_asymmetric_decoupling_of_a_non_monotone_rule_shows_a_difference():
     program = Program.parse(PAIRS)
-    split = select(program, "proposer", ["lonely"])
+    split = select(program, "proposer", ["lonely"])  # lonely negates gotb; alarm (stays) reads lonely
     verdict = asymmetric.precondition(program, "proposer", split)
     assert not verdict.applies and any("notin" in str(r) or "negat" in str(r) for r in verdict.reasons)
     result = compare(program, asymmetric.apply(program, "proposer", split, "checker"), 25, 20, RANDOM)

@@ -7,7 +7,7 @@ split without the batches shows a difference."""
 from __future__ import annotations
 
 import pytest
-from rewrite_helpers import EXAMPLES, RANDOM, decouple_and_compare
+from rewrite_helpers import EXAMPLES, PAIRS, RANDOM, decouple_and_compare
 
 from sparkdedalus import Program
 from sparkdedalus.network import Network
@@ -20,28 +20,6 @@ from sparkdedalus.shell.equiv import compare
 # What 2PC's observers see: the acks' partial counts (nacks) and the answer to an
 # inquiry depend on message timing in the original too.
 LOGS = ".output commit_log\n.output end_log\n.output part_log\n"
-
-# An inbox splits each p2b message into got and gotb at the same tick, so the
-# original never sees got without gotb: lonely and alarm never hold. The
-# proposer's lonely and alarm rules (C2) negate gotb; seen (C1) reads got too.
-PAIRS = """
-component inbox {
-    got(L, A, S) :- p2b(L, A, S, B);
-    gotb(L, S, B) :- p2b(L, A, S, B);
-}
-component proposer {
-    .persist seen
-    .persist alarm
-    seen(L, S) :- got(L, _, S);
-    lonely(L, S) :- got(L, _, S), notin gotb(L, S, _);
-    alarm(L, S) :- lonely(L, S);
-}
-p2b("prop", "a1", 1, 5)@1;
-p2b("prop", "a2", 1, 5)@1;
-p2b("prop", "a1", 2, 5)@2;
-p2b("prop", "a3", 3, 7)@2;
-p2b("prop", "a2", 4, 9)@4;
-"""
 
 # (example, extra declarations, component, selectors, new name, ticks); the paper's
 # programs where only the state machine decoupling applies (sparkdedalus explain)
