@@ -13,7 +13,7 @@ from sparkdedalus import Program
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite import DECOUPLINGS, applicable, state_machine
-from sparkdedalus.rewrite.decouple import decouple, select
+from sparkdedalus.rewrite.decouple import RewriteError, decouple, select
 from sparkdedalus.shell.cli import main
 from sparkdedalus.shell.equiv import compare
 
@@ -82,3 +82,11 @@ def test_the_rewrite_command_chooses_the_state_machine_decoupling(tmp_path, caps
     assert out.read_text().startswith("// sparkdedalus rewrite: leader -> waiters: state machine decoupling")
     assert main(["equiv", path, str(out), "--ticks", "30", "--seeds", "5"]) == 0
     assert "equivalent" in capsys.readouterr().out
+
+
+def test_a_relation_name_the_rewrite_needs_is_refused_when_taken():
+    # seal_checker would announce the batches: the program uses the name already
+    text = PAIRS + 'seal_checker("prop", 1);\n'
+    program = Program.parse(text)
+    with pytest.raises(RewriteError, match="needs the relation name 'seal_checker'"):
+        state_machine.apply(program, "proposer", select(program, "proposer", ["lonely", "alarm"]), "checker")

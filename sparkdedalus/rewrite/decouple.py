@@ -17,9 +17,15 @@ where a moved rule uses its location as data). For every relation C2 reads:
 - *constant* (EDB, and rules over EDB only, see `analysis.roles`): both nodes
   hold it: its facts and rules are copied to the new location.
 
+The state machine decoupling (A.4) forwards every relation C2 reads from the
+component instead, in sequenced batches, and the asymmetric one (A.5) sends
+what C2 derives and the rules that stay read back to the component in
+batches, holding C2's messages until the batch is acknowledged:
+`rewrite.batching` gives the rules of both (`MECHANISMS`).
+
 A rewrite refuses (`RewriteError`) what this mechanism cannot express: rules
-that stay reading what C2 derives, a location that is not a string, global
-observer rules, `.input` relations C2 reads.
+that stay reading what C2 derives (but in the asymmetric rewrite), a location
+that is not a string, global observer rules, `.input` relations C2 reads.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
@@ -109,6 +115,8 @@ MECHANISMS = ("redirect", "persist", "batch", "acknowledge")
 def decouple(program, component: str, split, name: str, mechanism: str = "redirect") -> Program:
     """`program` with the rules `split` of `component` moved to the new
     component `name` (see the module docstring) by `mechanism`."""
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism {mechanism!r} is not one of {', '.join(MECHANISMS)}")
     check_name(program, name)
     suffix = "/" + name
     split = set(split)
@@ -155,19 +163,18 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
                            f"which the rules that stay derive or read too")
     redirected = c2_reads - constant - set(forwarded)
     arity = {r: program.relations[r].arity for r in program.relations}
-    tag = name
     if mechanism == "batch":
-        batch = batching.channel(tag, {r: arity[r] for r in forwarded}, forwarded, f"Lr == L + {format_const(suffix)}")
+        batch = batching.channel(name, {r: arity[r] for r in forwarded}, forwarded, f"Lr == L + {format_const(suffix)}")
         renames = dict(batch.sealed)
     else:
         renames = {r: f"{r}_{name}" for r in forwarded}
-        batch = batching.channel(tag, {r: arity[r] for r in sorted(fed_back)}, {
+        batch = batching.channel(name, {r: arity[r] for r in sorted(fed_back)}, {
             renames.get(r, r): arity[r] for r in sorted(c2_reads - constant - derived_moved)}, "home(L, Lr)",
             held=fed_back - state_machine(program, sorted(split)).existence) if fed_back else None
     outputs = {r.head.name: arity[r.head.name] for r in moved
                if r.delivery == "async" and r.head.name not in c2_reads} if fed_back else {}
     taken = set(program.relations) & set((batch.relations if batch else ()) + tuple(renames.values()) + tuple(
-        batching.held(tag, r) for r in outputs) + ((f"ack_{tag}",) if outputs else ()))
+        batching.held(name, r) for r in outputs) + ((f"ack_{name}",) if outputs else ()))
     if taken:
         raise RewriteError(f"the rewrite needs the relation name {sorted(taken)[0]!r}, which the program uses")
 
@@ -177,7 +184,7 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         if src.index in split:
             rule = relocate(rule, suffix, renames, redirected)
             if rule.head.name in outputs:
-                rule = _held(rule, tag)
+                rule = _held(rule, name)
             rules.append(SourceRule(rule, name, src.index))
             continue
         if rule.delivery == "async" and rule.head.name in redirected:
@@ -198,7 +205,7 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
                     ast.Comparison("==", ast.Var("L2"), ast.BinOp("+", ast.Var("L"), ast.Const(suffix))))
             rules.append(SourceRule(ast.Rule(head, "async", body), component))
     if fed_back:
-        acks = batching.acknowledgement(tag, f"Ls == L + {format_const(suffix)}", outputs) if outputs else ((), ())
+        acks = batching.acknowledgement(name, f"Ls == L + {format_const(suffix)}", outputs) if outputs else ((), ())
         rules += [SourceRule(r, name) for r in batching.rules(batch.sender + acks[1])]
         rules += [SourceRule(r, component) for r in batching.rules(batch.receiver + acks[0])]
 
@@ -225,13 +232,14 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         persisted.update({renames[r]: name for r in forwarded})
     if batch:
         persisted.update({r: name if mechanism == "batch" else component for r in batch.persisted})
-    persisted.update({batching.held(tag, r): name for r in outputs})
-    decls = [ast.Decl(renames[r], _columns(program, r)) for r in forwarded if program.relations[r].declared]
-    if batch:
-        for r in batch.sealed:
-            if program.relations[r].declared:
-                decls += [ast.Decl(f"{r}_{tag}", _columns(program, r) + (ast.Column("tick", "int"),)),
-                          ast.Decl(batch.sealed[r], _columns(program, r))]
+    persisted.update({batching.held(name, r): name for r in outputs})
+    sent = set(batch.sealed) if batch else set()
+    decls = [ast.Decl(renames[r], _columns(program, r)) for r in forwarded
+             if program.relations[r].declared and r not in sent]
+    for r in sorted(sent):
+        if program.relations[r].declared:
+            decls += [ast.Decl(f"{r}_{name}", _columns(program, r) + (ast.Column("tick", "int"),)),
+                      ast.Decl(batch.sealed[r], _columns(program, r))]
     rewritten = replace(program, homes=program.homes + (suffix,))
     text = program_text(rewritten, rules, facts, persisted, decls)
     return Program.parse(text, file=f"<{name}>")
