@@ -15,7 +15,7 @@ from sparkdedalus import Program
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite import asymmetric
-from sparkdedalus.rewrite.decouple import select
+from sparkdedalus.rewrite.decouple import RewriteError, decouple, select
 from sparkdedalus.shell.cli import main
 from sparkdedalus.shell.equiv import compare
 
@@ -116,3 +116,12 @@ def test_the_rewrite_command_chooses_the_asymmetric_decoupling(tmp_path, capsys)
     assert "votes_collectors_sealed" in text
     assert main(["equiv", path, str(out), "--ticks", "30", "--seeds", "5"]) == 0
     assert "equivalent" in capsys.readouterr().out
+
+
+def test_only_the_asymmetric_rewrite_lets_the_rules_that_stay_read_what_moves():
+    program = Program.parse((EXAMPLES / "voting.ded").read_text())
+    split = select(program, "leader", ["votes"])  # nvotes, complete, waiting, anyno read votes
+    for mechanism in ("redirect", "persist", "batch"):
+        with pytest.raises(RewriteError, match="reads votes, which the moved rules derive"):
+            decouple(program, "leader", split, "collectors", mechanism)
+    assert "collectors" in asymmetric.apply(program, "leader", split, "collectors").components

@@ -16,7 +16,7 @@ holds. For every relation r sent (suffix `_K`, K the new component):
   tick, or, for a relation `held` (a no-change relation, A.4), of the batch
   sealed last, until the next one.
 
-`acknowledge` (A.5.1) adds the receiver's `ack_K(Ls, T)` for each sealed
+`acknowledgement` (A.5.1) adds the receiver's `ack_K(Ls, T)` for each sealed
 batch and, at the sender, holds the facts of an `@async` rule as
 `out_K_held(Ls, .., T)` (derivation tick T) until batch T is acknowledged.
 

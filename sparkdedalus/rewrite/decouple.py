@@ -138,9 +138,9 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
     derived_moved = {r.head.name for r in moved}
     fed_back = {r.head.name for r in moved if r.delivery != "async"} & outside_reads \
         if mechanism == "acknowledge" else set()
-    for rule in stay:
+    for rule in stay if mechanism != "acknowledge" else ():  # it sends them back, in batches or as messages
         for atom in (rule.positive_atoms + rule.negated_atoms) if rule.component == component else ():
-            if atom.name in derived_moved - fed_back:
+            if atom.name in derived_moved:
                 raise RewriteError(f"{atom.pos}: the rule for {rule.head.name} reads {atom.name}, "
                                    f"which the moved rules derive")
     for rule in moved + copied:
