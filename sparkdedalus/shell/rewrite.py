@@ -6,9 +6,9 @@ on N partitions per location, and print the program (docs/rewrites.md).
 RULES: comma-separated selectors, each a head relation (every rule of the
 component deriving it) or a line number (the rule there). NEWNAME defaults
 to COMPONENT_2. The first decoupling whose precondition holds is applied
-(mutually independent, functional, monotonic); when none holds the rewrite is
-refused with the reasons (exit 1), unless `--force`, which applies the
-monotonic mechanism and marks the output unchecked. `--decouple` repeats:
+(mutually independent, functional, monotonic, state machine, asymmetric); when
+none holds the rewrite is refused with the reasons (exit 1), unless `--force`,
+which applies the monotonic mechanism and marks the output unchecked. `--decouple` repeats:
 the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
 policy is co-hashing or dependencies, and refuses with the reasons (exit 1)
