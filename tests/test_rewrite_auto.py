@@ -85,6 +85,7 @@ def test_auto_uses_the_decouplings_registered(monkeypatch, tmp_path, capsys):
     # a rewrite added to DECOUPLINGS is used as it is; with none registered nothing decouples
     class Renamed:
         REWRITE = "renamed"
+        coordinated = False
         precondition = staticmethod(mutually_independent.precondition)
         apply = staticmethod(mutually_independent.apply)
 

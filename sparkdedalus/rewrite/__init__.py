@@ -27,6 +27,12 @@ class Decoupling:
     REWRITE: str
     mechanism: str
 
+    @property
+    def coordinated(self) -> bool:
+        """Whether it sequences the moved rules' inputs (batches, seals,
+        acknowledgements): the parts it makes cannot be co-hashed."""
+        return self.mechanism in ("batch", "acknowledge")
+
     def precondition(self, program, component: str, split):
         """The analyses' verdict (`Precondition`: applies, reasons)."""
         return next(p for p in decoupling(program, component, split).preconditions if p.rewrite == self.REWRITE)

@@ -2,10 +2,12 @@
 docs/rewrites.md), in this order:
 
 1. *decouple*: for each component named, in turn, move the largest candidate
-   of `analysis.decoupling.decouplings` that a rewrite of `DECOUPLINGS`
-   applies to (ties: the analysis's order; the first rewrite that applies,
-   as `--decouple` picks it) to a new component `C_2` (`C_3`, .. when
-   taken), and again on what stays, until no candidate applies. Candidates
+   of `analysis.decoupling.decouplings` that a coordination-free rewrite of
+   `DECOUPLINGS` applies to (ties: the analysis's order; the first rewrite
+   that applies, as `--decouple` picks it) to a new component `C_2` (`C_3`,
+   .. when taken), and again on what stays, until no candidate applies. The
+   state machine and asymmetric decouplings are left to `--decouple`: the
+   sequencing they add leaves parts that cannot be partitioned. Candidates
    are sets of the component's own rules: the forwarding rules a decoupling
    adds (`rewrite.decouple`) do not move. The parts split off are not split
    again.
@@ -76,7 +78,7 @@ def _decouple_largest(program, component: str, own: set):
     name = f"{component}_{k}"
     candidates = [c for c in decouplings(program, component) if set(c.heads) <= own]
     for candidate in sorted(candidates, key=lambda c: -len(c.rules)):
-        for rewrite in applicable(program, component, candidate.rules)[:1]:
+        for rewrite in [r for r in applicable(program, component, candidate.rules) if not r.coordinated][:1]:
             try:
                 rewritten = rewrite.apply(program, component, candidate.rules, name)
             except RewriteError:
