@@ -113,6 +113,7 @@ def test_auto_composes_with_the_other_steps_in_order(capsys):
     (["--auto", "leader,nope"], "--auto leader,nope: no component 'nope'"),
     (["--auto", "leader", "--partitions", "0"], "--partitions 0: expected N >= 1"),
     (["--auto", "leader", "--partitions", "x"], "invalid int value"),
+    (["--partition", "leader:2", "--partitions", "3"], "--partitions 3: expected N >= 1, with --auto"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message, capsys):
     try:

@@ -35,7 +35,7 @@ def add_parser(commands) -> None:
                         metavar="COMPONENT:N", help="run COMPONENT on N partitions per location, routed by its policy")
     parser.add_argument("--auto", action="append", dest="steps", type=lambda t: ("auto", t),
                         metavar="COMPONENT[,COMPONENT...]", help="apply every rewrite the analyses allow")
-    parser.add_argument("--partitions", type=int, default=4, metavar="N", help="partitions per --auto partitioning")
+    parser.add_argument("--partitions", type=int, metavar="N", help="partitions per --auto partitioning (default 4)")
     parser.add_argument("--out", metavar="FILE", help="write the program to FILE (default: print it)")
     parser.add_argument("--force", action="store_true", help="apply even when the precondition fails (unchecked)")
     add_hidden_strict(parser)
@@ -81,8 +81,6 @@ def _partition(program, component: str, n: int, notes: list):
 
 def _auto(program, text: str, n: int, notes: list):
     from sparkdedalus.rewrite import auto
-    if n < 1:
-        raise UsageError(f"--partitions {n}: expected N >= 1")
     try:
         program, applied = auto.auto(program, [c.strip() for c in text.split(",")], n)
     except ValueError as exc:
@@ -100,7 +98,9 @@ def handle(args) -> int:
     if not args.steps:
         raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N "
                          "or --auto COMPONENT[,COMPONENT...]")
-    parse = {"decouple": _spec, "partition": _partition_spec, "auto": lambda text: (text, args.partitions)}
+    if args.partitions is not None and (args.partitions < 1 or all(kind != "auto" for kind, _ in args.steps)):
+        raise UsageError(f"--partitions {args.partitions}: expected N >= 1, with --auto")
+    parse = {"decouple": _spec, "partition": _partition_spec, "auto": lambda text: (text, args.partitions or 4)}
     steps = [(kind, parse[kind](text)) for kind, text in args.steps]
     program = Program.from_files(*args.files, strict=args.strict)
     notes = []
