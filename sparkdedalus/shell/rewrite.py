@@ -11,8 +11,9 @@ refused with the reasons (exit 1), unless `--force`, which applies the
 monotonic mechanism and marks the output unchecked. `--decouple` repeats:
 the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
-policy is co-hashing or dependencies, and refuses with the reasons (exit 1)
-otherwise. Bad input: one line, exit 2.
+policy is co-hashing or dependencies, partial partitioning with a coordinator
+(B.3) when it is partial, and refuses with the reasons (exit 1) when it is
+none. Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -57,21 +58,25 @@ def _partition_spec(text: str) -> tuple:
 
 
 def _partition(program, component: str, n: int, notes: list):
-    from sparkdedalus.rewrite import partition
+    from sparkdedalus.rewrite import partial_partition, partition
     try:
         policy = partition.precondition(program, component)
     except ValueError as exc:
         raise UsageError(f"--partition {component}:{n}: {exc}") from None
-    if policy.method not in partition.METHODS:
-        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method} "
-                        f"(only co-hashing and dependencies are implemented)\n"
+    if policy.method not in partition.METHODS + (partial_partition.METHOD,):
+        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method}\n"
                         + "\n".join(f"  {reason}" for reason in policy.reasons))
+    rewrite = partition.partition if policy.method in partition.METHODS else partial_partition.partial_partition
     try:
-        program = partition.partition(program, component, n)
+        program = rewrite(program, component, n)
     except partition.RewriteError as exc:
         raise UserError(f"cannot partition {component}: {exc}") from None
     keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
     notes.append(f"{component} on {n} partitions ({policy.method}): {keys}")
+    if policy.replicate:
+        notes.append(f"{component} replicates {', '.join(policy.replicate)} on every partition"
+                     + (f"; {', '.join(policy.broadcast)} ordered by a coordinator at L + "
+                        f'"{partial_partition.COORD}" (B.3)' if policy.broadcast else ""))
     return program
 
 
