@@ -8,6 +8,8 @@ difference; the freeze's timeline is derived by hand under one-tick delays."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sparkdedalus import Program
@@ -212,3 +214,16 @@ def test_a_policy_that_is_not_partial_is_refused_by_the_module():
     program = Program.parse('component k { n(L, B, count<X>) :- v(L, X, B); }')
     with pytest.raises(RewriteError, match="has a co-hashing policy, not a partial one"):
         partial_partition(program, "k", 2)
+
+
+def test_the_walk_through_in_docs_is_what_the_rewrite_prints():
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "rewrites.md").read_text()
+    section = doc[doc.index("## Partial partitioning"):doc.index("## `sparkdedalus equiv`")]
+    source, printed = [block.split("```")[0] for block in section.split("```dedalus\n")[1:3]]
+    assert source == PAXOS + LATE
+    shown = printed[:printed.index("...\n")]
+    text = _text(partial_partition(Program.parse(source), "acceptor", 2))
+    header = ("// sparkdedalus rewrite: acceptor on 2 partitions (partial): p2a by c2, log by c1\n"
+              "// sparkdedalus rewrite: acceptor replicates ballots, maxBallot, p1a on every partition; "
+              'p1a ordered by a coordinator at L + "/coord" (B.3)\n')
+    assert shown.startswith(header) and text.startswith(shown[len(header):])
