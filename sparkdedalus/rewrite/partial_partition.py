@@ -1,4 +1,4 @@
-"""Partial partitioning with coordination (scaling paper, 4.3 and B.3): a
+"""Partial partitioning with coordination (scaling paper, 4.3 and B.3-B.4): a
 component whose distribution policy is "partial" runs on N partitions per
 location like `partition` (keyed relations routed by their key), and every
 partition holds the replicated relations in full. The inputs that feed them
@@ -18,9 +18,12 @@ batch a tick, in the coordinator's order. A partitioned input `q` is read as
 `q_sealed`: at once when the partition is not frozen, else from `q_buffer`
 after it thaws (a persisted `q` is read as the persisted `q_sealed`).
 
-Refused (`RewriteError`): a policy that is not partial, a persisted replicated
-input, a name the rewrite needs that is taken, and what `partition.spread`
-refuses.
+A sealed output of the component (`sealing`, B.4) is sent by every partition
+as its fraction with its count, and the receiver waits for all N partitions.
+
+Refused (`RewriteError`): a policy that is not partial (unless the component
+has sealed outputs), a persisted replicated input, a name the rewrite needs
+that is taken, and what `partition.spread` refuses.
 
 >>> from sparkdedalus import Program
 >>> from sparkdedalus.rewrite.text import program_text, source_rules
@@ -39,10 +42,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.program import Program
+from sparkdedalus.rewrite import partition
 from sparkdedalus.rewrite.decouple import RewriteError, redirect
-from sparkdedalus.rewrite.partition import precondition, spread, suffixes
+from sparkdedalus.rewrite.partition import spread, suffixes
+from sparkdedalus.rewrite.sealing import NEW, policy_rules, seal_partitions, sealed_outputs
 from sparkdedalus.rewrite.text import SourceRule, program_text
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.parser import parse_text
@@ -53,14 +59,25 @@ METHOD = "partial"
 COORD = "/coord"
 
 
+def precondition(program, component: str):
+    """The component's `DistributionPolicy`, the counting rules of its sealed
+    outputs left out (`sealing`, B.4.2); a `ValueError` names an unknown component."""
+    sealed = sealed_outputs(program, component)
+    if not sealed:
+        return partition.precondition(program, component)
+    return distribution_policy(program, component, policy_rules(program, component, sealed))
+
+
 def partial_partition(program, component: str, n: int) -> Program:
     """`program` with `component` on `n` partitions per location, its
-    replicated inputs ordered by a coordinator (module docstring)."""
+    replicated inputs ordered by a coordinator and its sealed outputs
+    counted per partition (module docstring)."""
     if n < 1:
         raise RewriteError(f"the number of partitions must be at least 1, got {n}")
-    policy = precondition(program, component)
-    if policy.method != METHOD:
-        raise RewriteError(f"component {component!r} has a {policy.method} policy, not a partial one")
+    policy, sealed = precondition(program, component), sealed_outputs(program, component)
+    if policy.method != METHOD and not (sealed and policy.partitioned):
+        raise RewriteError(f"component {component!r} has a {policy.method} policy, not a partial one, "
+                           f"and no sealed output")
     roles = next(r for r in component_roles(program) if r.name == component)
     broadcast = sorted(policy.broadcast)
     buffered = sorted(roles.referenced_inputs - set(policy.replicate)) if broadcast else []
@@ -70,6 +87,10 @@ def partial_partition(program, component: str, n: int) -> Program:
             raise RewriteError(f"the replicated input {name} is persisted: the coordinator orders arrivals only")
     coordinator = f"{component}_coord"
     rules, facts = spread(program, component, n, policy, {q: f"{q}_sealed" for q in buffered})
+    rules, receiving = seal_partitions(rules, component, sealed, n)
+    for s in sealed:
+        persisted.pop(f"{s.out}Count", None)
+    persisted.update(receiving)
     rules = [replace(s, rule=_to_coordinator(s.rule)) if s.rule.delivery == "async"
              and s.rule.head.name in broadcast else s for s in rules]
     facts = [replace(f, atom=_to_coordinator(f.atom), component=coordinator) if f.atom.name in broadcast else f
@@ -87,7 +108,8 @@ def partial_partition(program, component: str, n: int) -> Program:
             else:
                 rules.append(SourceRule(stmt, owner))
                 added.setdefault(stmt.head.name, None)
-    taken = sorted((set(added) - set(broadcast)) & set(program.relations))
+    introduced = set(added) - set(broadcast) | {s.out + suffix for s in sealed for suffix in NEW}
+    taken = sorted(introduced & set(program.relations))
     if taken or broadcast and coordinator in program.components:
         name = taken[0] if taken else coordinator
         raise RewriteError(f"the rewrite needs the name {name!r}, which the program uses")

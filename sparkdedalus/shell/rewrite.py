@@ -58,21 +58,25 @@ def _partition_spec(text: str) -> tuple:
 
 
 def _partition(program, component: str, n: int, notes: list):
-    from sparkdedalus.rewrite import partial_partition, partition
+    from sparkdedalus.rewrite import partial_partition, partition, sealing
     try:
-        policy = partition.precondition(program, component)
+        policy = partial_partition.precondition(program, component)
     except ValueError as exc:
         raise UsageError(f"--partition {component}:{n}: {exc}") from None
-    if policy.method not in partition.METHODS + (partial_partition.METHOD,):
+    if not policy.partitioned:
         raise UserError(f"cannot partition {component}: its distribution policy is {policy.method}\n"
                         + "\n".join(f"  {reason}" for reason in policy.reasons))
-    rewrite = partition.partition if policy.method in partition.METHODS else partial_partition.partial_partition
+    sealed = sealing.sealed_outputs(program, component)
+    plain = policy.method in partition.METHODS and not sealed
+    rewrite = partition.partition if plain else partial_partition.partial_partition
     try:
         program = rewrite(program, component, n)
     except partition.RewriteError as exc:
         raise UserError(f"cannot partition {component}: {exc}") from None
     keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
     notes.append(f"{component} on {n} partitions ({policy.method}): {keys}")
+    if sealed:
+        notes.append(f"{component} seals {', '.join(s.out for s in sealed)} per partition (B.4)")
     if policy.replicate:
         notes.append(f"{component} replicates {', '.join(policy.replicate)} on every partition"
                      + (f"; {', '.join(policy.broadcast)} ordered by a coordinator at L + "
