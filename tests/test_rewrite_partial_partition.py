@@ -4,7 +4,9 @@ Paxos acceptor whose ballot is replicated and whose log is partitioned by slot
 limit and grants are replicated: the policy is partial, the rewritten program
 checks, and `equiv` sees no difference over 20 random-delay seeds. Removing
 the freeze, or sending the replicated input to one partition only, shows a
-difference; the freeze's timeline is derived by hand under one-tick delays."""
+difference; the freeze's timeline is derived by hand under one-tick delays.
+Sealing (B.4): the acceptor's log sent to a proposer as a sealed batch, each
+partition sending its fraction; a receiver that seals early shows a difference."""
 
 from __future__ import annotations
 

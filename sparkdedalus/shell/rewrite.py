@@ -12,8 +12,8 @@ monotonic mechanism and marks the output unchecked. `--decouple` repeats:
 the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
 policy is co-hashing or dependencies, partial partitioning with a coordinator
-(B.3) when it is partial, and refuses with the reasons (exit 1) when it is
-none. Bad input: one line, exit 2.
+(B.3) when it is partial or the component sends sealed outputs (counted per
+partition, B.4), and refuses with the reasons (exit 1) when it is none. Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
