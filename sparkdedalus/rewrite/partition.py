@@ -75,7 +75,7 @@ def partition(program, component: str, n: int) -> Program:
     policy = precondition(program, component)
     if policy.method not in METHODS:
         raise RewriteError(f"component {component!r} has a {policy.method} policy: "
-                           f"only co-hashing and dependencies are implemented here")
+                           f"only co-hashing and dependencies are implemented")
     rules, facts = spread(program, component, n, policy)
     rewritten = replace(program, homes=program.homes + suffixes(n))
     return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
@@ -90,7 +90,7 @@ def spread(program, component: str, n: int, policy, renames=None) -> tuple:
     `renames`: relations the component's rules read under another name."""
     replicated = set(policy.replicate)
     keys = {rp.relation: (rp.column, rp.via) for rp in policy.relations if rp.relation not in replicated}
-    copied = set(policy.static) | (replicated - set(policy.broadcast))
+    static = set(policy.static) | (replicated - set(policy.broadcast))  # copied to every partition
     held = set(keys) | replicated
     inputs = {i.name for i in program.inputs} & held
     if inputs:
@@ -121,13 +121,13 @@ def spread(program, component: str, n: int, policy, renames=None) -> tuple:
     facts = []
     for fact in program.facts:
         relation = fact.atom.name
-        if relation not in keys and relation not in copied:
+        if relation not in keys and relation not in static:
             facts.append(fact)
             continue
         location = fact.atom.args[0].value
         if not isinstance(location, str):
             raise RewriteError(f"{fact.pos}: location {location!r} is not a string: cannot partition it")
-        if relation in copied:
+        if relation in static:
             places = suffixes(n)
             if any(relation in reads(r) for r in outside):
                 facts.append(fact)
