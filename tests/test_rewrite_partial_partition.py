@@ -220,7 +220,7 @@ def test_a_policy_that_is_not_partial_is_refused_by_the_module():
 
 def test_the_walk_through_in_docs_is_what_the_rewrite_prints():
     doc = (Path(__file__).resolve().parent.parent / "docs" / "rewrites.md").read_text()
-    section = doc[doc.index("## Partial partitioning"):doc.index("## `sparkdedalus equiv`")]
+    section = doc[doc.index("## Partial partitioning"):doc.index("## Partitioning sealing")]
     source, printed = [block.split("```")[0] for block in section.split("```dedalus\n")[1:3]]
     assert source == PAXOS + LATE
     shown = printed[:printed.index("...\n")]

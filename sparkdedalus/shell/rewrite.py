@@ -58,30 +58,50 @@ def _partition_spec(text: str) -> tuple:
 
 
 def _partition(program, component: str, n: int, notes: list):
-    from sparkdedalus.rewrite import partial_partition, partition, sealing
+    from sparkdedalus.rewrite import partition
     try:
-        policy = partial_partition.precondition(program, component)
+        policy = partition.precondition(program, component)
     except ValueError as exc:
         raise UsageError(f"--partition {component}:{n}: {exc}") from None
-    if not policy.partitioned:
-        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method}\n"
-                        + "\n".join(f"  {reason}" for reason in policy.reasons))
-    sealed = sealing.sealed_outputs(program, component)
-    plain = policy.method in partition.METHODS and not sealed
-    rewrite = partition.partition if plain else partial_partition.partial_partition
+    if policy.method not in partition.METHODS or _sealed(program, component):
+        return _partial(program, component, n, notes)
     try:
-        program = rewrite(program, component, n)
+        program = partition.partition(program, component, n)
     except partition.RewriteError as exc:
         raise UserError(f"cannot partition {component}: {exc}") from None
     keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
     notes.append(f"{component} on {n} partitions ({policy.method}): {keys}")
+    return program
+
+
+def _sealed(program, component: str) -> tuple:
+    """The component's sealed outputs (B.4), which only `partial_partition`
+    counts per partition."""
+    from sparkdedalus.rewrite import sealing
+    return sealing.sealed_outputs(program, component)
+
+
+def _partial(program, component: str, n: int, notes: list):
+    """Partial partitioning (B.3) and sealing (B.4), or the refusal of a
+    component without a policy."""
+    from sparkdedalus.rewrite import partial_partition
+    policy = partial_partition.precondition(program, component)
+    if not policy.partitioned:
+        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method}\n"
+                        + "\n".join(f"  {reason}" for reason in policy.reasons))
+    sealed = _sealed(program, component)
+    notes.append(f"{component} on {n} partitions ({policy.method}): "
+                 + ", ".join(f"{r} by {k}" for r, k in policy.keys().items()))
     if sealed:
         notes.append(f"{component} seals {', '.join(s.out for s in sealed)} per partition (B.4)")
     if policy.replicate:
         notes.append(f"{component} replicates {', '.join(policy.replicate)} on every partition"
                      + (f"; {', '.join(policy.broadcast)} ordered by a coordinator at L + "
                         f'"{partial_partition.COORD}" (B.3)' if policy.broadcast else ""))
-    return program
+    try:
+        return partial_partition.partial_partition(program, component, n)
+    except partial_partition.RewriteError as exc:
+        raise UserError(f"cannot partition {component}: {exc}") from None
 
 
 def handle(args) -> int:
