@@ -200,7 +200,7 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
             rules.append(SourceRule(rule, name, src.index))
             continue
         if rule.delivery == "async" and rule.head.name in redirected:
-            rule = _redirect(rule, suffix)
+            rule = redirect(rule, suffix)
         if fed_back:
             rule = _rename(rule, batch.sealed)
         rules.append(SourceRule(rule, src.component, src.index))
@@ -317,7 +317,7 @@ def _moved_location(loc, rule: ast.Rule, suffix: str):
     return fresh_variable(rule, loc.name)
 
 
-def _redirect(rule: ast.Rule, suffix: str) -> ast.Rule:
+def redirect(rule: ast.Rule, suffix: str) -> ast.Rule:
     """An @async rule sending to `D + suffix` instead of D."""
     dest = rule.head.args[0]
     new = _moved_location(dest, rule, suffix)
@@ -348,5 +348,5 @@ def relocate(rule: ast.Rule, suffix: str, renames: dict, redirected: set) -> ast
     if isinstance(loc, ast.Var) and loc.name in _names(result):
         result = ast.Rule(head, rule.delivery, body + (ast.Atom("home", (new, loc)),), rule.pos)
     if rule.delivery == "async" and rule.head.name in redirected:
-        result = _redirect(result, suffix)
+        result = redirect(result, suffix)
     return result

@@ -1,7 +1,8 @@
 """The partitioning rewrite (scaling paper, 4.1-4.2 and B.1-B.2): a component
 runs on N nodes per location, each fact routed by its key under the
 component's distribution policy (`analysis.partitioning`, method co-hashing
-or dependencies; partial partitioning, B.3-B.4, is not done here).
+or dependencies; `partial_partition` adds B.3's coordination for partial
+policies on top of `spread`).
 
 A location L of the component becomes `L + "/p0"` .. `L + "/p{N-1}"` (the
 program gets one `// @home "/pI"` directive per partition). The component's
@@ -75,15 +76,29 @@ def partition(program, component: str, n: int) -> Program:
     if policy.method not in METHODS:
         raise RewriteError(f"component {component!r} has a {policy.method} policy: "
                            f"only co-hashing and dependencies are implemented")
-    keys = {rp.relation: (rp.column, rp.via) for rp in policy.relations}
-    static = set(policy.static)
-    inputs = {i.name for i in program.inputs} & set(keys)
+    rules, facts = spread(program, component, n, policy)
+    rewritten = replace(program, homes=program.homes + suffixes(n))
+    return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
+
+
+def spread(program, component: str, n: int, policy, renames=None) -> tuple:
+    """The rules (SourceRule) and facts of `program` with `component` on `n`
+    partitions by `policy`: senders of keyed relations routed, their facts
+    moved; static relations, and the replicated ones of a partial policy,
+    copied to every partition. The inputs a partial policy broadcasts are left
+    as they are (`partial_partition` sends them through a coordinator);
+    `renames`: relations the component's rules read under another name."""
+    replicated = set(policy.replicate)
+    keys = {rp.relation: (rp.column, rp.via) for rp in policy.relations if rp.relation not in replicated}
+    static = set(policy.static) | (replicated - set(policy.broadcast))  # copied to every partition
+    held = set(keys) | replicated
+    inputs = {i.name for i in program.inputs} & held
     if inputs:
         raise RewriteError(f"component {component!r} reads the .input relation {sorted(inputs)[0]!r}")
     outside = [r for r in program.rules if r.component != component and not r.persistence]
     for rule in outside:
-        if reads(rule) & set(keys):
-            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {sorted(reads(rule) & set(keys))[0]}, "
+        if reads(rule) & held:
+            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {sorted(reads(rule) & held)[0]}, "
                                f"which the partitions of {component!r} hold")
 
     rules = []
@@ -95,7 +110,10 @@ def partition(program, component: str, n: int) -> Program:
             stored = [a for a in rule.body if isinstance(a, ast.Atom) and a.name not in FUNCTIONS]
             if not stored or isinstance(stored[0].args[0], ast.Const):
                 raise RewriteError(f"{rule.pos}: a rule at a constant location cannot be partitioned")
-            rule = relocate(rule, "", {}, set())
+            if rule.delivery == "async" and rule.head.name in replicated:
+                raise RewriteError(f"{rule.pos}: the partitions would each send the replicated relation "
+                                   f"{rule.head.name}")
+            rule = relocate(rule, "", renames or {}, set())
         if rule.delivery == "async" and rule.head.name in keys:
             rule = _route(rule, *keys[rule.head.name], n)
         rules.append(SourceRule(rule, src.component, src.index))
@@ -119,9 +137,7 @@ def partition(program, component: str, n: int) -> Program:
                 (f"/p{partition_of(fact.atom.args[column].value, via, n)}",)
         facts += [replace(fact, atom=replace(fact.atom, args=(ast.Const(location + s), *fact.atom.args[1:])))
                   for s in places]
-
-    rewritten = replace(program, homes=program.homes + suffixes(n))
-    return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
+    return rules, facts
 
 
 def _route(rule: ast.Rule, column, via: tuple, n: int) -> ast.Rule:

@@ -11,10 +11,12 @@ none holds the rewrite is refused with the reasons (exit 1), unless `--force`,
 which applies the monotonic mechanism and marks the output unchecked. `--decouple` repeats:
 the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
-policy is co-hashing or dependencies, and refuses with the reasons (exit 1)
-otherwise. `--auto` applies every rewrite the analyses allow for the
-components named (`rewrite.auto`; `--partitions N`, default 4), in the same
-order, and prints its notes on stderr too. Bad input: one line, exit 2.
+policy is co-hashing or dependencies, partial partitioning with a coordinator
+(B.3) when it is partial or the component sends sealed outputs (counted per
+partition, B.4), and refuses with the reasons (exit 1) when it is none.
+`--auto` applies every rewrite the analyses allow for the components named
+(`rewrite.auto`; `--partitions N`, default 4), in the same order, and prints
+its notes on stderr too. Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -67,10 +69,8 @@ def _partition(program, component: str, n: int, notes: list):
         policy = partition.precondition(program, component)
     except ValueError as exc:
         raise UsageError(f"--partition {component}:{n}: {exc}") from None
-    if policy.method not in partition.METHODS:
-        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method} "
-                        f"(only co-hashing and dependencies are implemented)\n"
-                        + "\n".join(f"  {reason}" for reason in policy.reasons))
+    if policy.method not in partition.METHODS or _sealed(program, component):
+        return _partial(program, component, n, notes)
     try:
         program = partition.partition(program, component, n)
     except partition.RewriteError as exc:
@@ -88,6 +88,36 @@ def _auto(program, text: str, n: int, notes: list):
     print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
     notes += applied
     return program
+
+
+def _sealed(program, component: str) -> tuple:
+    """The component's sealed outputs (B.4), which only `partial_partition`
+    counts per partition."""
+    from sparkdedalus.rewrite import sealing
+    return sealing.sealed_outputs(program, component)
+
+
+def _partial(program, component: str, n: int, notes: list):
+    """Partial partitioning (B.3) and sealing (B.4), or the refusal of a
+    component without a policy."""
+    from sparkdedalus.rewrite import partial_partition
+    policy = partial_partition.precondition(program, component)
+    if not policy.partitioned:
+        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method}\n"
+                        + "\n".join(f"  {reason}" for reason in policy.reasons))
+    sealed = _sealed(program, component)
+    notes.append(f"{component} on {n} partitions ({policy.method}): "
+                 + ", ".join(f"{r} by {k}" for r, k in policy.keys().items()))
+    if sealed:
+        notes.append(f"{component} seals {', '.join(s.out for s in sealed)} per partition (B.4)")
+    if policy.replicate:
+        notes.append(f"{component} replicates {', '.join(policy.replicate)} on every partition"
+                     + (f"; {', '.join(policy.broadcast)} ordered by a coordinator at L + "
+                        f'"{partial_partition.COORD}" (B.3)' if policy.broadcast else ""))
+    try:
+        return partial_partition.partial_partition(program, component, n)
+    except partial_partition.RewriteError as exc:
+        raise UserError(f"cannot partition {component}: {exc}") from None
 
 
 def handle(args) -> int:
