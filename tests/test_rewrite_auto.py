@@ -75,7 +75,8 @@ def test_a_component_nothing_applies_to_is_reported(tmp_path, capsys):
     assert main(["rewrite", str(src), "--auto", "k"]) == 0
     out, err = capsys.readouterr()
     assert _notes(err.splitlines()) == [
-        "k not partitioned: component 'k' has a partial policy: only co-hashing and dependencies are implemented",
+        "k not partitioned: component 'k' has a partial policy: it cannot be partitioned without coordination "
+        "(partial_partition)",
         "k: nothing to apply"]
     rules = [line for line in out.splitlines() if ":-" in line]
     assert rules == ["    a(L, X, Y) :- p(L, X, Y), q(L, Y, Z);", "    b(L, X) :- p(L, X, Y), q(L, X, Y);"]

@@ -12,7 +12,8 @@ docs/rewrites.md), in this order:
    adds (`rewrite.decouple`) do not move. The parts split off are not split
    again.
 2. *partition*: each component named, then its parts, on `n` partitions
-   when the partitioning rewrite takes it.
+   when the partitioning rewrite takes it (co-hashing or dependencies;
+   partial partitioning adds a coordinator: `--partition` applies it).
 
 Each rewrite applied, and each component not partitioned, gets a note; a
 component named that nothing applies to gets "nothing to apply".
@@ -23,7 +24,7 @@ component named that nothing applies to gets "nothing to apply".
 >>> q, notes = auto(p, ["k"], 2)
 >>> print("\\n".join(notes))
 k -> k_2: mutually independent decoupling of a (independent part)
-k not partitioned: component 'k' has a partial policy: only co-hashing and dependencies are implemented
+k not partitioned: component 'k' has a partial policy: it cannot be partitioned without coordination (partial_partition)
 k_2 on 2 partitions (co-hashing): in by c1
 """
 

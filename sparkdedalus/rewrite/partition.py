@@ -75,7 +75,7 @@ def partition(program, component: str, n: int) -> Program:
     policy = precondition(program, component)
     if policy.method not in METHODS:
         raise RewriteError(f"component {component!r} has a {policy.method} policy: "
-                           f"only co-hashing and dependencies are implemented")
+                           f"it cannot be partitioned without coordination (partial_partition)")
     rules, facts = spread(program, component, n, policy)
     rewritten = replace(program, homes=program.homes + suffixes(n))
     return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
