@@ -36,6 +36,7 @@ from sparkdedalus.program import Fact, Program
 from sparkdedalus.rewrite.decouple import RewriteError
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
+from udfs.registry import FUNCTIONS
 
 #: the pattern's relations read at the receiver; the others live at the sender
 RECEIVER = ("", "count_recv", "announced", "incomplete")
@@ -85,7 +86,7 @@ def coordinate(program) -> tuple:
                       for k, r in enumerate(pattern.rules)})
         for i in dict.fromkeys(gated):
             rule = rules[i].rule
-            loc = next(lit for lit in rule.body if isinstance(lit, ast.Atom)).args[0]
+            loc = next(lit for lit in rule.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS).args[0]
             gate = ast.Negated(ast.Atom(pattern.incomplete, (loc,)))
             rules[i] = SourceRule(ast.Rule(rule.head, rule.delivery, rule.body + (gate,), rule.pos),
                                   rules[i].component, i)
