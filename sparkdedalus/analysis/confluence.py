@@ -42,6 +42,11 @@ constant, the same at every tick).
 A negated relation's *guards* are the positive atoms of the rule (other than
 its head) over relations derived from it through an aggregate, such as a
 hand-written count of its facts: the analysis names them but never trusts them.
+What it trusts is *counted completion* (`analysis/coordination.py`, the
+pattern `rewrite --coordinate` adds): when the program holds that pattern for
+a relation p exactly, its rules are no points of order, and a negation or
+aggregation of p (or of a relation computed from p and constant relations at
+the same tick) is none in a local rule that waits with `notin p_incomplete(L)`.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('''.persist got
@@ -65,6 +70,7 @@ from sparkdedalus.analysis.growth import growing_relations
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import constant_relations
 from sparkdedalus.checks.dependencies import dependency_graph
+from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import Pos
 
@@ -165,9 +171,11 @@ def confluence(program) -> Confluence:
 def _waits(point, rule, program, counts) -> bool:
     """Whether `point` (negation or aggregation) is over a relation complete
     with a counted relation p whose messages it names, in a rule that waits
-    with `notin p_incomplete(L)`, L the rule's location (analysis/coordination.py)."""
+    with `notin p_incomplete(L)`, L the location of the (local) rule
+    (analysis/coordination.py)."""
     owner = next((p for p in counts if point.async_relation in (part(p, "send"), part(p, "count_send"))), None)
-    if owner is None or point.kind not in ("negation", "aggregation") or not rule.positive_atoms:
+    if (owner is None or point.kind not in ("negation", "aggregation") or not rule.positive_atoms
+            or len(location_terms(rule)) != 1):
         return False
     gate = ast.Atom(part(owner, "incomplete"), (rule.positive_atoms[0].args[0],))
     return gate in rule.negated_atoms and (point.relation in complete_with(program, owner)

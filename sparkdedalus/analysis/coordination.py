@@ -60,6 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparkdedalus.analysis.roles import constant_relations
+from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.parser import parse_text
 from sparkdedalus.syntax.printer import format_statement
@@ -226,7 +227,7 @@ def complete_with(program, relation: str) -> frozenset:
         changed = False
         for name in set(program.relations) - done:
             rules = [r for r in program.defining_rules(name) if not r.persistence]
-            if rules and all(r.delivery == "now" and r.choose is None and any(
+            if rules and all(r.delivery == "now" and r.choose is None and len(location_terms(r)) == 1 and any(
                     a.name in done for a in r.positive_atoms + r.negated_atoms) and all(
                     a.time is None and (a.name in done or a.name in constant)
                     for a in r.positive_atoms + r.negated_atoms) for r in rules):
@@ -257,7 +258,8 @@ def counted(program) -> dict:
         mine = [r for r in program.rules if r.head.name in names and not r.persistence]
         have = [ast.Rule(r.head, r.delivery, r.body) for r in mine]
         facts = {(f.atom, f.tick) for f in program.facts if f.atom.name in names}
-        if (sorted(map(format_statement, have)) == sorted(map(format_statement, pattern.rules))
+        if (not names & {i.name for i in program.inputs}
+                and sorted(map(format_statement, have)) == sorted(map(format_statement, pattern.rules))
                 and facts == {(f.atom, f.tick) for f in pattern.facts}
                 and set(pattern.persisted) | {relation} <= program.persisted):
             found[relation] = (pattern, frozenset(r.index for r in mine))
