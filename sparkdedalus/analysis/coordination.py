@@ -107,10 +107,10 @@ def counting(program, relation: str, send_rules) -> Counting:
         rules.append(ast.Rule(ast.Atom(local, (source, *rule.head.args)), "now", rule.body))
         atom, found = _channel(program, rule, relation)
         channels |= found
-        zero = ast.Rule(ast.Atom(part(relation, "count_send"), (dest, source, ast.Const(0))), "async", (
-            ast.Atom(part(relation, "done"), (source,)), atom,
-            ast.Negated(ast.Atom(part(relation, "any"), (source, dest)))))
-        zeros.append(_renamed(zero, {_name(source): "S", _name(dest): "L"}))
+        sender, receiver = (t if isinstance(t, ast.Const) else ast.Var(v) for t, v in ((source, "S"), (dest, "L")))
+        zeros.append(ast.Rule(ast.Atom(part(relation, "count_send"), (receiver, sender, ast.Const(0))), "async", (
+            ast.Atom(part(relation, "done"), (sender,)), atom,
+            ast.Negated(ast.Atom(part(relation, "any"), (sender, receiver))))))
     p = relation
     texts = [f"{p}_send(L, S{xs})@async :- {p}_local(S, L{xs});",
              f"{p}_sent(S, L{xs}) :- {p}_local(S, L{xs});",
@@ -169,29 +169,28 @@ def _stored(rule) -> list:
     return [a for a in rule.body if isinstance(a, ast.Atom) and a.name not in FUNCTIONS]
 
 
-def _name(term):
-    return term.name if isinstance(term, ast.Var) else None
-
-
 def _channel(program, rule, relation: str) -> tuple:
-    """(the channel atom with fresh variables but for the sender and the
-    destination, the (sender, destination) values its facts give)."""
+    """(the channel atom: S the sender, L the destination, fresh variables
+    Yi elsewhere; the (sender, destination) values its facts give)."""
     source, dest = _location(rule), rule.head.args[0]
+    if dest == source or not isinstance(dest, (ast.Var, ast.Const)):
+        raise NotCountable(f"{rule.pos}: {relation} is sent to its sender or to a computed location: "
+                           f"the senders are unknown")
     for atom in _stored(rule):
         name = atom.name
         if (atom.args[0] != source or not (dest in atom.args or isinstance(dest, ast.Const))
                 or program.defining_rules(name) or name in {i.name for i in program.inputs}
                 or any(f.tick is not None for f in program.facts if f.atom.name == name)):
             continue
-        args = tuple(a if isinstance(a, ast.Const) or a in (source, dest) else ast.Var(f"Y{i}")
-                     for i, a in enumerate(atom.args))
-        general = ast.Atom(name, args)
+        general = ast.Atom(name, tuple(a if isinstance(a, ast.Const) else ast.Var("S") if a == source else
+                                       ast.Var("L") if a == dest else ast.Var(f"Y{i}")
+                                       for i, a in enumerate(atom.args)))
         found = set()
         for fact in program.facts:
             binding = _match(general, fact.atom) if fact.atom.name == name else None
             if binding is not None:
-                found.add((binding[source] if source in binding else source.value,
-                           binding[dest] if dest in binding else dest.value))
+                found.add(tuple(binding.get(v, t.value if isinstance(t, ast.Const) else None)
+                                for v, t in (("S", source), ("L", dest))))
         return general, found
     raise NotCountable(f"{rule.pos}: who sends {relation} to whom is not given by one relation of facts "
                        f"(no tick, no rule) read with the sender and the destination: the senders are unknown")
@@ -203,19 +202,9 @@ def _match(atom, fact):
         if isinstance(arg, ast.Const):
             if arg != value:
                 return None
-        elif binding.setdefault(arg, value.value) != value.value:
+        elif binding.setdefault(arg.name, value.value) != value.value:
             return None
     return binding
-
-
-def _renamed(rule, names: dict):
-    def term(t):
-        return ast.Var(names[t.name]) if isinstance(t, ast.Var) and t.name in names else t
-
-    def atom(a):
-        return ast.Atom(a.name, tuple(term(x) for x in a.args))
-    body = tuple(ast.Negated(atom(x.atom)) if isinstance(x, ast.Negated) else atom(x) for x in rule.body)
-    return ast.Rule(atom(rule.head), rule.delivery, body)
 
 
 def complete_with(program, relation: str) -> frozenset:
