@@ -132,7 +132,9 @@ ballot("a1", "yes")@1; ballot("a2", "no")@1; ballot("a3", "yes")@2;
 
 
 def _counts(program) -> set:
-    return {frozenset().union(*(run(program, TICKS, n).at(t)["nvotes"] for t in range(1, TICKS + 1))) for n in SEEDS}
+    """The distinct sets of nvotes facts held at any tick, over the seeds."""
+    traces = [run(program, TICKS, network) for network in SEEDS]
+    return {frozenset().union(*(trace.at(t)["nvotes"] for t in range(1, TICKS + 1))) for trace in traces}
 
 
 def test_an_aggregate_waits_for_every_vote():
