@@ -234,3 +234,30 @@ def test_the_analysis_trusts_counted_completion_written_by_hand():
     # a receiver's count that another rule also feeds: not trusted
     extra = BY_HAND + 'got_count_recv("b", "a", 1)@1;\n'
     assert not confluence(Program.parse(extra)).confluent
+
+
+# Two @async rules for one relation: s1 sends to its peers, s2 to the constant
+# "hub" (its channel: hubpeer, read with a wildcard). The last fact the sends
+# depend on is a("s1", 2)@3, so the senders announce at tick 4.
+NOTES = """.persist note
+.persist missing
+note(M, X)@async :- a(L, X), peer(L, M);
+note("hub", X)@async :- b(L, X), hubpeer(L, _);
+missing(L, X) :- want(L, X), notin note(L, X);
+peer("s1", "hub"); peer("s1", "side"); hubpeer("s2", 1);
+a("s1", 1)@1; a("s1", 2)@3; b("s2", 3)@2;
+want("hub", 1); want("hub", 2); want("hub", 3); want("hub", 4); want("side", 2); want("side", 9);
+"""
+
+
+def test_several_send_rules_and_a_constant_destination():
+    # flattened: note = {hub: 1, 2 (s1), 3 (s2); side: 1, 2}; missing = want minus note
+    # = {(hub, 4), (side, 9)}, and missing is persisted, so no other fact may ever hold.
+    # The original holds every want at tick 1, before any note arrives.
+    coordinated, notes = coordinate(Program.parse(NOTES))
+    assert notes == ["note: counted completion, senders announce at tick 4; missing waits for note_incomplete"]
+    assert confluence(Program.parse(_text(coordinated))).confluent
+    for network in SEEDS[:20]:
+        trace = run(coordinated, 14, network)
+        assert set().union(*(trace.at(t)["missing"] for t in range(1, 15))) == {("hub", 4), ("side", 9)}
+    assert run(Program.parse(NOTES), 14, SEEDS[0]).at(14)["missing"] >= {("hub", 1), ("side", 2)}
