@@ -1,7 +1,8 @@
 """`sparkdedalus rewrite FILE... [--decouple COMPONENT:RULES[:NEWNAME]] [--partition COMPONENT:N]
-[--auto COMPONENT[,COMPONENT...]] [--partitions N] [--out FILE] [--force]`: move
-rules of a component to a new component at new locations, or run a component
-on N partitions per location, and print the program (docs/rewrites.md).
+[--auto COMPONENT[,COMPONENT...]] [--coordinate] [--partitions N] [--out FILE] [--force]`:
+move rules of a component to a new component at new locations, run a component
+on N partitions per location, or count messages where their order matters, and
+print the program (docs/rewrites.md).
 
 RULES: comma-separated selectors, each a head relation (every rule of the
 component deriving it) or a line number (the rule there). NEWNAME defaults
@@ -16,7 +17,10 @@ policy is co-hashing or dependencies, partial partitioning with a coordinator
 partition, B.4), and refuses with the reasons (exit 1) when it is none.
 `--auto` applies every rewrite the analyses allow for the components named
 (`rewrite.auto`; `--partitions N`, default 4), in the same order, and prints
-its notes on stderr too. Bad input: one line, exit 2.
+its notes on stderr too. `--coordinate` applies the coordination rewrite
+(`rewrite.coordinate`) at its place in the order; a program with nothing to
+coordinate is printed unchanged with a note (stderr too), one it cannot
+coordinate is refused with the reason (exit 1). Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ def add_parser(commands) -> None:
                         metavar="COMPONENT:N", help="run COMPONENT on N partitions per location, routed by its policy")
     parser.add_argument("--auto", action="append", dest="steps", type=lambda t: ("auto", t),
                         metavar="COMPONENT[,COMPONENT...]", help="apply every rewrite the analyses allow")
+    parser.add_argument("--coordinate", action="append_const", dest="steps", const=("coordinate", ""),
+                        help="count messages where their order matters (seed 004 coordination)")
     parser.add_argument("--partitions", type=int, metavar="N", help="partitions per --auto partitioning (default 4)")
     parser.add_argument("--out", metavar="FILE", help="write the program to FILE (default: print it)")
     parser.add_argument("--force", action="store_true", help="apply even when the precondition fails (unchecked)")
@@ -120,23 +126,36 @@ def _partial(program, component: str, n: int, notes: list):
         raise UserError(f"cannot partition {component}: {exc}") from None
 
 
+def _coordinate(program, notes: list):
+    from sparkdedalus.rewrite.coordinate import coordinate
+    from sparkdedalus.rewrite.decouple import RewriteError
+    try:
+        program, applied = coordinate(program)
+    except RewriteError as exc:
+        raise UserError(f"cannot coordinate: {exc}") from None
+    print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
+    notes += applied
+    return program
+
+
 def handle(args) -> int:
     from sparkdedalus.program import Program
     from sparkdedalus.rewrite import DECOUPLINGS, applicable, monotonic
     from sparkdedalus.rewrite.decouple import RewriteError, check_name, select
     from sparkdedalus.rewrite.text import program_text, source_rules
     if not args.steps:
-        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N "
-                         "or --auto COMPONENT[,COMPONENT...]")
+        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N, "
+                         "--auto COMPONENT[,COMPONENT...] or --coordinate")
     if args.partitions is not None and (args.partitions < 1 or all(kind != "auto" for kind, _ in args.steps)):
         raise UsageError(f"--partitions {args.partitions}: expected N >= 1, with --auto")
-    parse = {"decouple": _spec, "partition": _partition_spec, "auto": lambda text: (text, args.partitions or 4)}
+    parse = {"decouple": _spec, "partition": _partition_spec, "auto": lambda text: (text, args.partitions or 4),
+             "coordinate": lambda text: ()}
     steps = [(kind, parse[kind](text)) for kind, text in args.steps]
     program = Program.from_files(*args.files, strict=args.strict)
     notes = []
     for kind, spec in steps:
         if kind != "decouple":
-            program = (_partition if kind == "partition" else _auto)(program, *spec, notes)
+            program = {"partition": _partition, "auto": _auto, "coordinate": _coordinate}[kind](program, *spec, notes)
             continue
         component, selectors, name = spec
         try:
