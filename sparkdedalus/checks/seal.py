@@ -48,12 +48,13 @@ from sparkdedalus.syntax.diagnostics import Diagnostic
 from sparkdedalus.syntax.loader import Placed
 from udfs.registry import FUNCTIONS
 
-#: what the generated relations of a sealed `out` are called (out + suffix) and are for
+#: what the generated relations of a sealed `out` are called (out + suffix) and,
+#: for the auxiliary ones (all but outSealed, which the user's rules read), are for
 GENERATED = {
     "Batch": "the values of each batch of {out} sealed at {pos}, at the sender",
     "Count": "the number of values of each batch of {out} sealed at {pos}",
     "Received": "the number of values of each batch of {out} (sealed at {pos}) received so far",
-    "Sealed": "the complete batches of {out} (sealed at {pos})",
+    "Sealed": None,
 }
 
 
@@ -106,7 +107,7 @@ def desugar_seals(placed: list) -> Desugared:
             out.placed += [Placed(s, item.component) for s in sender] + [Placed(s, components[0]) for s in receiver]
             out.sealed[stmt.pos] = stmt.head.name
             for suffix, text in GENERATED.items():
-                if suffix != "Sealed":
+                if text is not None:
                     out.auxiliary[stmt.head.name + suffix] = text.format(out=stmt.head.name, pos=stmt.pos)
     return out
 
