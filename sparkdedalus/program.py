@@ -29,7 +29,7 @@ class Relation:
     types: tuple  # one of ast.TYPES per column
     pos: ast.Pos  # the declaration, or the first use
     declared: bool = False
-    auxiliary: bool = False  # a projection for a negated atom (checks/normalize.py), not in the source
+    auxiliary: str = ""  # not in the source, made by the front end: what it is for (checks/normalize.py, seal.py)
 
     @property
     def arity(self) -> int:
@@ -50,6 +50,7 @@ class Rule:
     index: int
     pos: ast.Pos = field(compare=False)
     persistence: bool = False  # an identity rule `r(X..)@next :- r(X..);`
+    sealed: str = ""  # the relation of the `seal` head this rule desugars (checks/seal.py)
 
     @property
     def positive_atoms(self) -> list[ast.Atom]:

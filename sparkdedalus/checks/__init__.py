@@ -95,8 +95,15 @@ def _relations(norm, arities: dict, types: dict) -> dict:
         if name in BUILTIN_RELATIONS and name not in first_use:
             continue
         relations[name] = Relation(name, columns, types[name], decl.pos if decl else first_use.get(name, ast.NOWHERE),
-                                   declared=decl is not None, auxiliary=is_auxiliary(name))
+                                   declared=decl is not None, auxiliary=_auxiliary(norm, name, first_use))
     return relations
+
+
+def _auxiliary(norm, name: str, first_use: dict) -> str:
+    """What a relation the front end made is for ("" for the user's)."""
+    if is_auxiliary(name):
+        return f"what the negated atom at {first_use.get(name, ast.NOWHERE)} reads"
+    return norm.auxiliary.get(name, "")
 
 
 def _undefined(norm) -> list[Diagnostic]:
