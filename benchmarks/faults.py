@@ -3,7 +3,8 @@
 (`Engine.faults`) against one by one through the Spark engine and through the
 reference evaluator, in one process and one session.
 
-    .venv/bin/python benchmarks/faults.py            # 10 .. 100,000 scenarios (about an hour on a busy machine)
+    .venv/bin/python benchmarks/faults.py            # 10 .. 100,000 scenarios (docs/engine.md: the 100,000
+                                                     # did not finish in 48 minutes at load 15-21)
     .venv/bin/python benchmarks/faults.py --quick    # 10 and 100 scenarios (smoke test)
 
 The program is a retrying broadcast (benchmarks/programs/faults_retry_bench.ded: 4

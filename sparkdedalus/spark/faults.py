@@ -15,6 +15,8 @@ anti-join per world, and only the counterexamples reach the driver.
 
 from __future__ import annotations
 
+from functools import reduce
+
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -65,18 +67,18 @@ class FaultRun:
 
 def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
                sample: int | None = None, seed: int = 0) -> FaultRun:
+    if program.inputs:
+        raise ValueError("fault scenarios of a program with .input relations are not supported yet")
     worlds = with_worlds(program)
     space = Space(tuple(nodes), eot, eff, crashes)
+    if space.count >= LARGEST_SPACE:
+        raise ValueError(f"the space has {space.count} scenarios: too many to number with longs")
     if sample is None and space.count > MAX_SCENARIOS:
         raise ValueError(f"the space has {space.count} scenarios (more than {MAX_SCENARIOS}): give sample=N")
-    if sample is None and space.count >= LARGEST_SPACE:
-        raise ValueError(f"the space has {space.count} scenarios: too many to number with longs")
     spark = engine.spark
     if sample is None:
         ids, scenarios = spark.range(space.count).withColumnRenamed("id", "world"), space.count
     else:
-        if space.count >= LARGEST_SPACE:
-            raise ValueError(f"the space has {space.count} scenarios: too many to number with longs")
         chosen = space.sample_indices(sample, seed)
         ids, scenarios = _ids(spark, chosen), len(chosen)
     edb = failure_frames(spark, space, ids, program)
@@ -124,10 +126,8 @@ def _crash_rows(spark: SparkSession, program: Program, ids: DataFrame, frames: d
         omitted = frames[OMITTED].join(frames[CRASHED].select("world").distinct(), "world")
         locations += [omitted.select(F.col("src").alias("loc"), "world"),
                       omitted.select(F.col("dst").alias("loc"), "world")]
-    everywhere = locations[0]
-    for frame in locations[1:]:
-        everywhere = everywhere.unionByName(frame, allowMissingColumns=False)
-    return everywhere.distinct().join(frames[CRASHED], "world").select("loc", "world", "node", "tick")
+    everywhere = reduce(DataFrame.unionByName, locations).distinct()
+    return everywhere.join(frames[CRASHED], "world").select("loc", "world", "node", "tick")
 
 
 def missing_frame(run, program: Program) -> DataFrame:
