@@ -6,6 +6,10 @@
     run.relation("log").show()            # the last tick, as a DataFrame
     run.relation("log", tick=2).show()
 
+    # every failure scenario of a space in one run (sparkdedalus/spark/faults.py)
+    checked = Engine(spark).faults(program, nodes=("a", "b", "c"), eot=4, eff=2, crashes=0)
+    checked.scenarios, checked.counterexamples[:1]
+
     # durable: every tick committed to a run directory of Delta tables
     run = Engine(spark).run(program, ticks=500, store="runs/broadcast")
     run = Engine(spark).run(program, ticks=500, store="runs/broadcast", resume=True)  # after a crash
@@ -159,6 +163,17 @@ class Engine:
             if writer is not None:
                 writer.close()
         return Run(program, loop, state, ticks, writer)
+
+    def faults(self, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
+               sample: int | None = None, seed: int = 0):
+        """Check Molly's invariant (every `pre` fact at EOT has an equal `post`
+        fact) under every failure scenario of `Space(nodes, eot, eff, crashes)`,
+        or `sample` of them drawn with `seed`, all in one run: see
+        `sparkdedalus.spark.faults`. Returns a `FaultRun` (`.scenarios`,
+        `.counterexamples` smallest first, `.frame` of the missing facts per
+        world). ValueError for a program without `pre`/`post`."""
+        from sparkdedalus.spark.faults import run_faults
+        return run_faults(self, program, nodes, eot, eff, crashes, sample, seed)
 
 
 def _edb_frame(frame, name: str, program: Program):
