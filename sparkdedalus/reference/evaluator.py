@@ -17,17 +17,21 @@ A tick t, at all locations together (the location is the first column):
    and of `.input` relations (unstamped or stamped t), and the `crash` facts;
 2. the deductive rules run to fixpoint, stratum by stratum (`program.strata`);
 3. `@next` rules, on the final state of t, derive facts for t+1; `@async` rules, on
-   the final state of t, send messages whose arrival the `Network` decides.
+   the final state of t, send messages whose arrival the `Network` decides;
+4. with `gc=True`, a persisted fact that a GC rule (`analysis/gc.py`) matches on
+   the final state of t is not carried to t+1 by its persistence rule.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
+from sparkdedalus.analysis.gc import gc_rules
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.network import Network, choice_key
-from sparkdedalus.program import CRASH
+from sparkdedalus.program import CRASH, Rule
 from sparkdedalus.inputs import edb_rows, read_inputs
 from sparkdedalus.reference.trace import Message, Trace
 from sparkdedalus.output import sort_key
@@ -38,7 +42,7 @@ from udfs.registry import FUNCTIONS, spark_string
 
 
 def run(program, ticks: int, network: Network | None = None, edb: dict | None = None,
-        inputs_dir: str | None = None) -> Trace:
+        inputs_dir: str | None = None, gc: bool | list = False) -> Trace:
     """Evaluate `program` for ticks 1..`ticks`.
 
     `network` decides message delays and failures and seeds `choose` (default:
@@ -46,18 +50,24 @@ def run(program, ticks: int, network: Network | None = None, edb: dict | None = 
     rows that hold at every tick. `.input` files are read relative to `inputs_dir`
     when given, else to the program file that declares them. Raises `InputError`
     (one line) on bad input data and `EvaluationError` (a ValueError) when a value
-    does not fit its column (e.g. an integer overflow).
+    does not fit its column (e.g. an integer overflow). `gc`: True applies the
+    GC rules of `gc_rules(program)`, a list applies those `GcRule`s; the trace's
+    `stats` give the persisted rows carried after every tick either way.
     """
     if not isinstance(ticks, int) or isinstance(ticks, bool) or ticks < 1:
         raise ValueError(f"ticks must be an integer >= 1, not {ticks!r}")
-    evaluator = _Evaluator(program, network or Network(), edb_rows(program, edb) + read_inputs(program, inputs_dir))
+    collect = gc_rules(program) if gc is True else list(gc or ())
+    evaluator = _Evaluator(program, network or Network(), edb_rows(program, edb) + read_inputs(program, inputs_dir),
+                           collect)
     for tick in range(1, ticks + 1):
+        started = time.perf_counter()
         evaluator.run_tick(tick)
-    return Trace(program, evaluator.network, evaluator.history, evaluator.messages)
+        evaluator.stats[-1]["seconds"] = time.perf_counter() - started
+    return Trace(program, evaluator.network, evaluator.history, evaluator.messages, evaluator.stats)
 
 
 class _Evaluator:
-    def __init__(self, program, network: Network, input_rows: list[tuple]):
+    def __init__(self, program, network: Network, input_rows: list[tuple], collect: list):
         self.program = program
         self.network = network
         # (relation, tick or None, row) for program facts and input rows, typed once
@@ -66,7 +76,10 @@ class _Evaluator:
         self.crash_rows = frozenset()
         if CRASH in program.relations:
             self.crash_rows = network.crash_rows(program, {row[0] for _, _, row in input_rows})
-        self.plans = {rule.index: _plan(rule) for rule in program.rules}
+        # GC rules as rules `r(x̄) :- r(x̄), cond` with negative indices (for their plans)
+        self.collect = [Rule(g.target, "now", g.body(), "gc", -1 - k, g.relies_on[0]) for k, g in enumerate(collect)]
+        self.plans = {rule.index: _plan(rule) for rule in list(program.rules) + self.collect}
+        self.stats: list[dict] = []  # per tick: persisted rows carried, rows collected
         self.history: list[dict] = []  # history[t - 1]: the final state of tick t
         self.arriving: dict = defaultdict(lambda: defaultdict(set))  # tick -> relation -> rows
         self.messages: list[Message] = []
@@ -78,9 +91,18 @@ class _Evaluator:
             self._fixpoint([self.program.rules[i] for i in stratum.rules], state, tick)
         final = {name: frozenset(rows) for name, rows in state.items()}
         self.history.append(final)
+        garbage = defaultdict(set)
+        for rule in self.collect:
+            garbage[rule.head.name] |= set(self._derive(rule, final, tick))
+        carried = collected = 0
         for rule in self.program.rules_of("next"):
-            for row in self._derive(rule, final, tick):
-                self.arriving[tick + 1][rule.head.name].add(row)
+            rows = set(self._derive(rule, final, tick))
+            if rule.persistence:
+                collected += len(rows & garbage[rule.head.name])
+                rows -= garbage[rule.head.name]
+                carried += len(rows)
+            self.arriving[tick + 1][rule.head.name] |= rows
+        self.stats.append({"tick": tick, "persisted_rows": carried, "collected_rows": collected})
         self._send(final, tick)
 
     def _initial_state(self, tick: int) -> dict:
