@@ -72,7 +72,7 @@ class GcRule:
 
     def text(self) -> str:
         """`r(x̄) when lit, lit`."""
-        return f"{format_literal(self.target)} when {', '.join(format_literal(lit) for lit in self.condition)}"
+        return f"{format_literal(self.target)} when {', '.join(format_literal(_shown(lit)) for lit in self.condition)}"
 
     def body(self) -> tuple:
         """The Datalog body that finds the facts to delete: `r(x̄), cond`."""
@@ -224,6 +224,16 @@ def _substitute(literal, rename: dict):
         return ast.Negated(_substitute(literal.atom, rename))
     return ast.Atom(literal.name, tuple(ast.Var(rename[a.name]) if isinstance(a, ast.Var) else a
                                         for a in literal.args))
+
+
+def _shown(literal):
+    """`literal` with its `_#k` variables printed as `_`."""
+    if isinstance(literal, ast.Negated):
+        return ast.Negated(_shown(literal.atom))
+    if isinstance(literal, ast.Atom):
+        return ast.Atom(literal.name, tuple(ast.Wildcard() if isinstance(a, ast.Var) and is_wildcard(a) else a
+                                            for a in literal.args), literal.time)
+    return literal
 
 
 def _reads(rule: GcRule) -> set:

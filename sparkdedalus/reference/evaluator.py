@@ -2,7 +2,9 @@
 
 Written for clarity, not speed: relations are Python sets of tuples, rule bodies are
 evaluated binding by binding with plain loops, strata are iterated naively to a
-fixpoint. Every later engine is tested against it. docs/semantics.md states the
+fixpoint. One concession: an atom with bound arguments looks its rows up in a
+hash index on those columns (`_lookup`), so that state of thousands of facts
+does not make every tick quadratic. Every later engine is tested against it. docs/semantics.md states the
 semantics it implements, decision by decision.
 
 >>> from sparkdedalus import Program
@@ -80,12 +82,14 @@ class _Evaluator:
         self.collect = [Rule(g.target, "now", g.body(), "gc", -1 - k, g.relies_on[0]) for k, g in enumerate(collect)]
         self.plans = {rule.index: _plan(rule) for rule in list(program.rules) + self.collect}
         self.stats: list[dict] = []  # per tick: persisted rows carried, rows collected
+        self.indexes: dict = {}  # (id(rows), columns) -> (rows, len(rows), {values: [row]})
         self.history: list[dict] = []  # history[t - 1]: the final state of tick t
         self.arriving: dict = defaultdict(lambda: defaultdict(set))  # tick -> relation -> rows
         self.messages: list[Message] = []
 
     # ------------------------------------------------------------ one tick
     def run_tick(self, tick: int) -> None:
+        self.indexes.clear()
         state = self._initial_state(tick)
         for stratum in self.program.strata:
             self._fixpoint([self.program.rules[i] for i in stratum.rules], state, tick)
@@ -94,15 +98,16 @@ class _Evaluator:
         garbage = defaultdict(set)
         for rule in self.collect:
             garbage[rule.head.name] |= set(self._derive(rule, final, tick))
-        carried = collected = 0
+        carried, collected = {}, 0
         for rule in self.program.rules_of("next"):
             rows = set(self._derive(rule, final, tick))
             if rule.persistence:
                 collected += len(rows & garbage[rule.head.name])
                 rows -= garbage[rule.head.name]
-                carried += len(rows)
+                carried[rule.head.name] = len(rows)
             self.arriving[tick + 1][rule.head.name] |= rows
-        self.stats.append({"tick": tick, "persisted_rows": carried, "collected_rows": collected})
+        self.stats.append({"tick": tick, "persisted_rows": sum(carried.values()), "persisted": carried,
+                           "collected_rows": collected})
         self._send(final, tick)
 
     def _initial_state(self, tick: int) -> dict:
@@ -177,14 +182,14 @@ class _Evaluator:
         if kind == "atom":
             binding = _bind_tick(literal, binding, tick)
             if binding is not None:
-                for row in self._rows(literal, state, tick):
+                for row in self._lookup(literal, binding, state, tick):
                     matched = _match(literal.args, row, binding)
                     if matched is not None:
                         yield matched
         elif kind == "negated":
             timed = _bind_tick(literal, binding, tick)
             if timed is None or not any(_match(literal.args, row, timed) is not None
-                                        for row in self._rows(literal, state, tick)):
+                                        for row in self._lookup(literal, timed, state, tick)):
                 yield binding
         elif kind == "function":
             function = FUNCTIONS[literal.name]
@@ -203,6 +208,26 @@ class _Evaluator:
                     yield binding
             except NoValue:
                 pass
+
+    def _lookup(self, atom: ast.Atom, binding: dict, state: dict, tick: int):
+        """The rows of `atom` that agree with `binding` on its bound arguments
+        (constants and bound variables), by a hash index on those columns; the
+        caller still matches each one. Within a tick relations only grow, so an
+        index stays valid while its set keeps its size."""
+        rows = self._rows(atom, state, tick)
+        columns = tuple(i for i, arg in enumerate(atom.args) if isinstance(arg, ast.Const) or arg.name in binding)
+        if not columns or not rows:
+            return rows
+        entry = self.indexes.get((id(rows), columns))
+        if entry is None or entry[0] is not rows or entry[1] != len(rows):
+            index = defaultdict(list)
+            for row in rows:
+                index[tuple(row[i] for i in columns)].append(row)
+            entry = (rows, len(rows), index)
+            self.indexes[(id(rows), columns)] = entry
+        args = atom.args
+        return entry[2].get(tuple(args[i].value if isinstance(args[i], ast.Const) else binding[args[i].name]
+                                  for i in columns), ())
 
     def _rows(self, atom: ast.Atom, state: dict, tick: int):
         """The rows an atom reads: the current state, or a past tick's final
