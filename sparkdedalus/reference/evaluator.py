@@ -3,9 +3,9 @@
 Written for clarity, not speed: relations are Python sets of tuples, rule bodies are
 evaluated binding by binding with plain loops, strata are iterated naively to a
 fixpoint. One concession: an atom with bound arguments looks its rows up in a
-hash index on those columns (`_lookup`), so that state of thousands of facts
-does not make every tick quadratic. Every later engine is tested against it. docs/semantics.md states the
-semantics it implements, decision by decision.
+hash index on those columns (`_lookup`), so that a state of thousands of facts
+does not make every tick quadratic. Every later engine is tested against it.
+docs/semantics.md states the semantics it implements, decision by decision.
 
 >>> from sparkdedalus import Program
 >>> program = Program.parse('p(N, X + 1)@next :- p(N, X), X < 2; p("a", 0)@1;')
