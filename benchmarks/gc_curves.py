@@ -2,7 +2,7 @@
 """Persisted state and tick time with and without garbage collection, on the
 reference evaluator (docs/gc.md). The Spark engine does not collect yet.
 
-    .venv/bin/python benchmarks/gc_curves.py                 # 1,000 requests, 500 ticks (minutes)
+    .venv/bin/python benchmarks/gc_curves.py --plot docs/gc_persisted.png > benchmarks/results/gc-DATE.jsonl
     .venv/bin/python benchmarks/gc_curves.py --quick         # 100 requests, 60 ticks
 
 Runs voting and two-phase commit (benchmarks/gc_workloads.py) with GC on and
