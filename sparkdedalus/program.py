@@ -122,6 +122,7 @@ class Program:
     persisted: frozenset  # relations carried by identity @next rules
     warnings: tuple = ()
     homes: tuple = ()  # location suffixes a rewrite introduced (`// @home "/x"`, docs/rewrites.md)
+    gc_annotations: tuple = ()  # `// @gc rel(args) when cond` (checks/gc_directives.py, docs/gc.md)
     sources: Sources = field(default_factory=Sources, repr=False)
 
     # -- construction
@@ -155,6 +156,12 @@ class Program:
     def edb(self) -> frozenset:
         """Relations no rule derives: facts, inputs, built-ins, undefined ones."""
         return frozenset(self.relations) - self.idb
+
+    @property
+    def declared_outputs(self) -> tuple:
+        """The `.output` relations (none: outputs default to every relation)."""
+        every = tuple(name for name, r in self.relations.items() if not r.auxiliary)
+        return () if tuple(self.outputs) == every else tuple(self.outputs)
 
     def render_warnings(self) -> str:
         return "\n".join(w.render(self.sources) for w in self.warnings)

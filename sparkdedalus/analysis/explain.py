@@ -1,7 +1,8 @@
 """The report of `sparkdedalus explain`: relations, strata, the rules each
 `seal` head stands for, whether the program is confluent (and its points of
-order), and per component its roles,
-distribution policy and decoupling candidates, with reasons.
+order), what garbage collection can reclaim (`analysis/gc.py`), and per
+component its roles, distribution policy and decoupling candidates, with
+reasons.
 
 `report(program)` is the data (the JSON of `explain --format json`, schema in
 docs/analyses.md); `explain(program)` renders the same data as text.
@@ -20,6 +21,7 @@ import re
 
 from sparkdedalus.analysis.confluence import confluence
 from sparkdedalus.analysis.decoupling import decouplings
+from sparkdedalus.analysis.gc import gc_rules, not_collected
 from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.checks.dependencies import dependency_graph
@@ -65,6 +67,9 @@ def report(program, component: str | None = None) -> dict:
         "confluent": verdict["confluent"],
         "points_of_order": verdict["points_of_order"],
         "confluence_reasons": verdict["reasons"],
+        "gc": {"rules": [rule.to_json() for rule in gc_rules(program)],
+               "kept": [{"relation": name, "reason": reason.to_json()}
+                        for name, reason in not_collected(program).items()]},
         "components": components,
         "warnings": len(program.warnings),
     }
@@ -128,6 +133,13 @@ def explain(program, component: str | None = None) -> str:
     lines.append("components:")
     for comp in data["components"]:
         lines += _component_text(comp)
+    lines.append("garbage collection (persisted facts dropped at the end of a tick):"
+                 if data["gc"]["rules"] else "garbage collection: nothing to reclaim")
+    for rule in data["gc"]["rules"]:
+        lines.append(f"  {rule['rule']}  ({rule['pattern']})")
+        lines += [f"    {_reason(r)}" for r in rule["reasons"]]
+    for kept in data["gc"]["kept"]:
+        lines.append(f"  kept: {_reason(kept['reason'])}")
     lines.append(f"warnings: {data['warnings']}")
     return "\n".join(lines)
 

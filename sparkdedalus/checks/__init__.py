@@ -17,6 +17,7 @@ from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.checks.stratification import stratify
 from sparkdedalus.checks.aggregates import check_aggregates
 from sparkdedalus.checks.arity import atom_occurrences, check_arities
+from sparkdedalus.checks.gc_directives import gc_directives
 from sparkdedalus.checks.locations import check_locations
 from sparkdedalus.checks.normalize import expand_persist, is_auxiliary, normalize
 from sparkdedalus.checks.safety import check_safety
@@ -48,14 +49,17 @@ def build_program(loaded, strict: bool = False) -> Program:
     relations = _relations(norm, arities, types)
     strata, errors = stratify(list(relations), norm.rules, dependency_graph(norm.rules))
     diagnostics += errors
+    persisted = frozenset(r.head.name for r in norm.rules if r.persistence)
+    annotations, errors = gc_directives(loaded.units, relations, persisted)
+    diagnostics += errors
     if any(d.is_error for d in diagnostics):
         raise DiagnosticError(_unique(diagnostics), loaded.sources)
     outputs = tuple(o.name for o in norm.outputs) or tuple(r for r in relations if not relations[r].auxiliary)
     return Program(
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
         outputs=outputs, strata=strata, components=tuple(norm.components),
-        persisted=frozenset(r.head.name for r in norm.rules if r.persistence), warnings=tuple(sorted(_unique(diagnostics))),
-        homes=home_directives(loaded.units), sources=loaded.sources)
+        persisted=persisted, warnings=tuple(sorted(_unique(diagnostics))),
+        homes=home_directives(loaded.units), gc_annotations=annotations, sources=loaded.sources)
 
 
 _HOME = re.compile(r'//\s*@home\s+("(?:\\.|[^"\\])*")\s*$')

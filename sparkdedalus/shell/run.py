@@ -3,19 +3,23 @@
     sparkdedalus run FILE... --ticks N [--engine spark|reference] [--format json|table|csv]
                      [--relations a,b] [--at K] [--seed S] [--network SPEC]
                      [--inputs DIR] [--master URL | --remote URL] [--stats FILE] [--quiet]
-                     [--store PATH [--resume]]
+                     [--store PATH [--resume]] [--gc on|off]
 
 Prints the facts of tick K (default: the last); `--format json` (the default)
 prints `{"tick": K, "relations": {"name": [[row], ...]}}`, the shared JSON
 contract of the engines (see `output.facts_json`). With `--store PATH` (Spark
 engine) every tick is committed to a run directory of Delta tables
 (docs/storage.md) and `--resume` continues the run stored there.
+With the reference engine, `--gc` (default: on when the GC analysis finds a GC
+rule, docs/gc.md) drops persisted facts that can no longer change anything, and
+`--stats` reports the persisted rows carried after every tick.
 Exit codes: 0 success, 1 program or data errors, 2 usage errors (one line each).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from sparkdedalus.errors import UsageError
@@ -23,6 +27,7 @@ from sparkdedalus.output import FORMATS, render
 from sparkdedalus.shell.check import add_hidden_strict
 
 ENGINES = ("spark", "reference")
+GC_MODES = ("on", "off")
 
 
 def add_parser(commands) -> None:
@@ -56,6 +61,8 @@ def add_arguments(run, session_options: bool = True) -> None:
     run.add_argument("--stats", metavar="FILE", help="write run statistics as JSON to FILE")
     run.add_argument("--store", metavar="PATH", required=not session_options,
                      help="commit every tick to the run directory PATH (Delta tables)")
+    run.add_argument("--gc", metavar="on|off", help="garbage-collect persisted facts (reference engine; "
+                                                    "default: on when the GC analysis finds something)")
     run.add_argument("--resume", action="store_true", help="continue the run stored in --store from its last tick")
     run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -82,12 +89,36 @@ def handle(args, new_session=None) -> int:
 
 
 def _run_reference(program, args) -> int:
+    from sparkdedalus.analysis.gc import gc_rules
     from sparkdedalus.reference import run
-    trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs)
+    collect = gc_rules(program) if args.gc != "off" else []
+    trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs, gc=collect)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
     print(render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program))
+    if args.stats:
+        _write_reference_stats(args.stats, trace, collect)
     return 0
+
+
+def _write_reference_stats(path: str, trace, collect: list) -> None:
+    stats = {
+        "engine": "reference",
+        "total_seconds": round(sum(s["seconds"] for s in trace.stats), 3),
+        "tick_seconds": [round(s["seconds"], 4) for s in trace.stats],
+        "gc": bool(collect),
+        "gc_rules": [rule.text() for rule in collect],
+        "persisted_rows_per_tick": [s["persisted_rows"] for s in trace.stats],
+        "collected_rows_per_tick": [s["collected_rows"] for s in trace.stats],
+        "facts": {name: len(rows) for name, rows in sorted(trace.at(trace.ticks).items())},
+    }
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(stats, handle, indent=2)
+            handle.write("\n")
+    except OSError as exc:
+        raise UsageError(f"--stats: cannot write '{path}': {exc.strerror or exc}") from None
+    print(f"statistics written to {path}", file=sys.stderr)
 
 
 def _check_options(args) -> None:
@@ -104,6 +135,10 @@ def _check_options(args) -> None:
         raise UsageError("--resume needs --store PATH")
     if args.store and args.engine != "spark":
         raise UsageError("--store needs the spark engine")
+    if args.gc is not None and args.gc not in GC_MODES:
+        raise UsageError(f"--gc: expected on or off, got '{args.gc}'")
+    if args.gc == "on" and args.engine != "reference":
+        raise UsageError("--gc on needs the reference engine for now (the Spark engine does not collect yet)")
     args.tick_count = int_option("--ticks", args.ticks, minimum=1)
     args.at_tick = None if args.at is None else int_option("--at", args.at, minimum=1)
     if args.at_tick is not None and args.at_tick > args.tick_count:
