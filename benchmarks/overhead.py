@@ -14,10 +14,12 @@ Prints one JSON object per line on standard output (flushed), each with a
   of the sessions sparkdedalus creates) and FALLBACK (Spark's default),
   alternating in the same session (A B B A ...), so that the load of a shared
   machine falls on both alike: per run the median of its steady ticks;
-- "commit_every": benchmarks/programs/broadcast_bench.ded with 3 nodes for
-  --ticks ticks, without a store and with a store committed every K ticks
-  (`Engine.run(..., commit_every=K)`, Spark's Delta Lake): run seconds, and the
-  amortized cost of storing per tick, (run with the store - run without) / ticks.
+- "commit_every": benchmarks/programs/broadcast_bench.ded with 3 nodes stored
+  with a commit every K ticks (`Engine.run(..., commit_every=K)`, Spark's Delta
+  Lake): K = 10 and 100 over --ticks ticks, K = 1 over --k1-ticks (its cost is
+  per commit: fewer ticks measure it as well); run seconds, the seconds spent
+  in `Store.stage` and `Store.commit`, and their sum per tick (the amortized
+  cost of storing).
 """
 
 from __future__ import annotations
@@ -69,38 +71,66 @@ def codegen(spark, jobs, transactions: int, ticks: int, rounds: int) -> None:
                fallback_over_no_codegen=bench.ratio(summary["FALLBACK"], summary["NO_CODEGEN"]))
 
 
-def commit_every(spark, ticks: int, periods: list, root: str) -> None:
+def commit_every(spark, ticks: dict, root: str) -> None:
+    """`ticks`: {K: ticks of the run committing every K}."""
     from sparkdedalus import Program
     from sparkdedalus.spark.engine import Engine
+    from sparkdedalus.store.store import Store
     program = Program.from_files(str(bench.PROGRAMS / "broadcast_bench.ded"))
     edb = {"node": [("n0", "n1"), ("n0", "n2")], "leader": [("n0",)]}
     # warm-up: the first Delta commits of a JVM load classes
     Engine(spark).run(program, 3, edb=edb, keep_history=False, store=os.path.join(root, "warm-up"))
-    seconds: dict = {}
-    for period in [None, *periods]:
-        started = time.perf_counter()
-        store = None if period is None else os.path.join(root, f"k{period}")
-        Engine(spark).run(program, ticks, edb=edb, keep_history=False, store=store, commit_every=period or 1)
-        seconds[period] = time.perf_counter() - started
-        bench.log(f"commit_every {period}: {seconds[period]:.1f}s for {ticks} ticks")
-        bench.emit("commit_every", workload="broadcast_bench.ded, 3 nodes", writer="spark-delta", ticks=ticks,
-                   commit_every=period, run_seconds=round(seconds[period], 2),
-                   seconds_per_tick=round(seconds[period] / ticks, 4),
-                   store_seconds_per_tick=None if period is None else round((seconds[period] - seconds[None]) / ticks, 4))
+    spent = {"stage": 0.0, "commit": 0.0}
+    originals = {name: getattr(Store, name) for name in spent}
+
+    depth = [0]
+
+    def timed(name):
+        def call(store, *args):  # outermost calls only: a commit stages its own tick
+            depth[0] += 1
+            started = time.perf_counter()
+            try:
+                return originals[name](store, *args)
+            finally:
+                depth[0] -= 1
+                if not depth[0]:
+                    spent[name] += time.perf_counter() - started
+        return call
+    for name in spent:
+        setattr(Store, name, timed(name))
+    try:
+        for period, count in ticks.items():
+            spent.update(stage=0.0, commit=0.0)
+            started = time.perf_counter()
+            run = Engine(spark).run(program, count, edb=edb, keep_history=False,
+                                    store=os.path.join(root, f"k{period}"), commit_every=period)
+            seconds = time.perf_counter() - started
+            store_seconds = spent["stage"] + spent["commit"]
+            bench.log(f"commit_every {period}: {seconds:.1f}s for {count} ticks, {store_seconds:.1f}s storing")
+            bench.emit("commit_every", workload="broadcast_bench.ded, 3 nodes", writer=run.store.writer, ticks=count,
+                       commit_every=period, commits=len(run.store.written), run_seconds=round(seconds, 2),
+                       stage_seconds=round(spent["stage"], 2), commit_seconds=round(spent["commit"], 2),
+                       store_seconds_per_tick=round(store_seconds / count, 4),
+                       engine_tick_seconds_median=round(statistics.median(s.seconds for s in run.stats), 4))
+    finally:
+        for name, original in originals.items():
+            setattr(Store, name, original)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("codegen", "commit_every"), help="one of the two measurements")
-    parser.add_argument("--ticks", type=int, default=100, help="ticks of each commit_every run")
+    parser.add_argument("--ticks", type=int, default=100, help="ticks of the commit_every runs with K = 10 and 100")
+    parser.add_argument("--k1-ticks", type=int, default=20, help="ticks of the commit_every run with K = 1")
+    parser.add_argument("--periods", default="1,10,100", help="the values of K, comma-separated")
     parser.add_argument("--transactions", type=int, default=100)
     parser.add_argument("--codegen-ticks", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=2, help="codegen: runs per mode")
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     args = parser.parse_args()
-    periods = [1, 10, 100]
+    periods = {k: args.k1_ticks if k == 1 else args.ticks for k in map(int, args.periods.split(","))}
     if args.quick:
-        args.ticks, args.transactions, args.codegen_ticks, args.rounds, periods = 4, 4, 3, 1, [1, 2]
+        args.transactions, args.codegen_ticks, args.rounds, periods = 4, 3, 1, {1: 3, 2: 4}
     root = tempfile.mkdtemp(prefix="overhead-bench-")
     bench.load("start")
     from sparkdedalus.shell.run_spark import _jvm_stdout
@@ -114,7 +144,7 @@ def main() -> int:
         if args.only != "commit_every":
             codegen(spark, bench.Jobs(spark), args.transactions, args.codegen_ticks, args.rounds)
         if args.only != "codegen":
-            commit_every(spark, args.ticks, periods, root)
+            commit_every(spark, periods, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     bench.load("end")
