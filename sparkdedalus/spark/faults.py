@@ -110,14 +110,18 @@ def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int
             if isinstance(lit.time, TickTime)}
     splitter, counts, state, previous, loop = Splitter(worlds), [], LoopState(), None, None
     for tick in range(1, eot + 1):
-        edb = {WORLD: classes.select("world")}
-        if CRASH in program.relations and crashes:
-            edb[WORLD_CRASH] = failures.crash_rows(classes)
-        loop = TickLoop(spark, worlds.program, edb=edb)
+        if loop is None:  # the classes changed: a new loop with their data relations
+            edb = {WORLD: classes.select("world")}
+            if failures.uniform_crashes:
+                edb[WORLD_CRASH] = failures.crash_rows(classes)
+            loop = TickLoop(spark, worlds.program, edb=edb)
         state.packs[tick] = pack = loop.run_tick(tick, previous, state)
-        if tick < eot and failures.may_lose(tick):
+        if tick < eot and failures.may_split(tick):
             members, classes, count = _renumber(failures.signatures(members, splitter.sent(pack, tick), tick))
             state.packs = {k: splitter.copied(p, classes, tick) for k, p in state.packs.items()}
+            loop = None
+        elif tick < eot and failures.space.crashes:  # the same crashes in every scenario of a class
+            state.packs[tick] = splitter.without(pack, failures.crashed(classes, tick), tick)
         counts.append(count)
         previous = state.packs[tick]
         state.packs = {k: p for k, p in state.packs.items() if k in keep or k == tick}
@@ -146,16 +150,30 @@ class Failures:
         #: the locations of the program's facts, where `crash` holds in every scenario with a crash
         self.named = sorted({spark_string(fact.row[0]) for fact in program.facts})
 
-    def may_lose(self, tick: int) -> bool:
-        """Whether some scenario can lose a message sent at `tick`."""
-        return self.space.crashes > 0 or any(t == tick for _, _, t in self.bits)
+    @property
+    def uniform_crashes(self) -> bool:
+        """Whether the scenarios of a class have the same crashes: when the
+        program reads `crash`, the classes start split by crash schedule."""
+        return CRASH in self.program.relations and self.space.crashes > 0
+
+    def may_split(self, tick: int) -> bool:
+        """Whether the scenarios of a class may lose different messages sent at
+        `tick`: the tick has omissible channels, or crashes differ within a class."""
+        return any(t == tick for _, _, t in self.bits) or (self.space.crashes > 0 and not self.uniform_crashes)
+
+    def crashed(self, classes: DataFrame, tick: int) -> DataFrame:
+        """(world, src): the senders crashed at or before `tick` in each class
+        (of classes with uniform crashes)."""
+        return classes.select("world", F.shiftright("first", self.width).alias("schedule")) \
+            .join(F.broadcast(self.schedules.where(F.col("tick") <= tick)), "schedule") \
+            .select("world", F.col("node").alias("src"))
 
     def crash_key(self) -> Column:
         """What the `crash` relation of a scenario depends on, as an array of
         strings (empty when the program does not read `crash`): its crash
         schedule, and the nodes outside the program's fact locations that its
         failures name (`Network.crash_rows`)."""
-        if CRASH not in self.program.relations or not self.space.crashes:
+        if not self.uniform_crashes:
             return F.array().cast("array<string>")
         schedule = F.shiftright("scenario", self.width)
         named = []
@@ -251,6 +269,13 @@ class Splitter:
     @staticmethod
     def _sent_at(tick: int) -> Column:
         return (F.col("__kind") == MESSAGE) & (F.col("__sent") == tick)
+
+    def without(self, pack: DataFrame, crashed: DataFrame, tick: int) -> DataFrame:
+        """`pack` without the messages sent at `tick` by the `crashed` (world,
+        src) senders: a lazy filter, read by the next tick's job."""
+        crashed = F.broadcast(crashed.select(F.col("world").alias("__lost_world"), F.col("src").alias("__lost_src")))
+        lost = self._sent_at(tick) & (self.world == F.col("__lost_world")) & (F.col(SOURCE_COLUMN) == F.col("__lost_src"))
+        return pack.join(crashed, lost, "left_anti")
 
     def copied(self, pack: DataFrame, children: DataFrame, tick: int) -> DataFrame:
         """`pack` with each class's facts copied into its children (`children`:
