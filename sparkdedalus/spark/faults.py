@@ -237,12 +237,10 @@ def _renumber(keyed: DataFrame) -> tuple[DataFrame, DataFrame, int]:
     and their number."""
     keyed = keyed.withColumnRenamed("world", "parent")
     order = Window.orderBy("parent", "signature")
-    classes = keyed.groupBy("parent", "signature").agg(F.min("scenario").alias("first")) \
-        .withColumn("world", F.row_number().over(order).cast("long") - 1).localCheckpoint(eager=False)
-    count = classes.count()
-    members = keyed.join(F.broadcast(classes.drop("first")), ["parent", "signature"]).select("scenario", "world") \
-        .localCheckpoint(eager=False)
-    members.count()
+    classes, count = _materialised(keyed.groupBy("parent", "signature").agg(F.min("scenario").alias("first"))
+                                   .withColumn("world", F.row_number().over(order).cast("long") - 1))
+    members, _ = _materialised(keyed.join(F.broadcast(classes.drop("first")), ["parent", "signature"])
+                               .select("scenario", "world"))
     return members, classes, count
 
 
@@ -272,10 +270,11 @@ class Splitter:
 
     def without(self, pack: DataFrame, crashed: DataFrame, tick: int) -> DataFrame:
         """`pack` without the messages sent at `tick` by the `crashed` (world,
-        src) senders: a lazy filter, read by the next tick's job."""
-        crashed = F.broadcast(crashed.select(F.col("world").alias("__lost_world"), F.col("src").alias("__lost_src")))
-        lost = self._sent_at(tick) & (self.world == F.col("__lost_world")) & (F.col(SOURCE_COLUMN) == F.col("__lost_src"))
-        return pack.join(crashed, lost, "left_anti")
+        src) senders, materialised (one job)."""
+        sent = pack.where(self._sent_at(tick)).withColumn("__world", self.world)
+        crashed = crashed.select(F.col("world").alias("__world"), F.col("src").alias(SOURCE_COLUMN))
+        kept = sent.join(F.broadcast(crashed), ["__world", SOURCE_COLUMN], "left_anti").select(*pack.columns)
+        return _materialised(pack.where(~self._sent_at(tick)).unionAll(kept))[0]
 
     def copied(self, pack: DataFrame, children: DataFrame, tick: int) -> DataFrame:
         """`pack` with each class's facts copied into its children (`children`:
@@ -291,9 +290,13 @@ class Splitter:
             "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN,
             *[F.col(slots[n]).withField("c1", F.col("world")).alias(slots[n]) if n in self.dependent
               else F.col(slots[n]) for n in self.layout.names])
-        split = shared.unionAll(copied).localCheckpoint(eager=False)
-        split.count()
-        return split
+        return _materialised(shared.unionAll(copied))[0]
+
+
+def _materialised(frame: DataFrame) -> tuple[DataFrame, int]:
+    """`frame` checkpointed with one job, and its number of rows."""
+    frame = frame.localCheckpoint(eager=False)
+    return frame, frame.count()
 
 
 def missing_frame(run, program: Program, members: DataFrame) -> DataFrame:
