@@ -16,6 +16,9 @@ scenarios of a class with the same signature form a new class, which gets a
 copy of its parent's facts, minus the messages it loses. A class splits only
 where a message was actually sent on a channel-tick some of its scenarios
 lose, so the work grows with the distinct executions, not the scenarios.
+When the classes start split by crash schedule, a class's crashed senders
+lose their messages in all its scenarios alike: at a tick without omissible
+channels those messages are dropped without a split.
 
 At EOT the missing facts (a `pre` fact without an equal `post` fact) are an
 anti-join per class, joined back to the classes' scenarios; only the
