@@ -3,8 +3,7 @@
 (`Engine.faults`) against one by one through the Spark engine and through the
 reference evaluator, in one process and one session.
 
-    .venv/bin/python benchmarks/faults.py            # 10 .. 100,000 scenarios (docs/engine.md: the 100,000
-                                                     # did not finish in 48 minutes at load 15-21)
+    .venv/bin/python benchmarks/faults.py            # 10 .. 100,000 scenarios
     .venv/bin/python benchmarks/faults.py --quick    # 10 and 100 scenarios (smoke test)
 
 The program is a retrying broadcast (benchmarks/programs/faults_retry_bench.ded: 4
@@ -15,8 +14,9 @@ nodes a,b,c,d, EOT 4, EFF 2, at most 2 crashes: 12 channels x 113 crash schedule
 Prints JSON lines on standard output (JVM output goes to standard error):
 - "load": `uptime` at the start and at the end (the machine is shared);
 - "batched": per size, the wall seconds of `Engine.faults` (rewrite, failure data, the
-  run, the verdict and collecting the counterexamples), scenarios per second, the
-  counterexamples, the facts per tick, and the driver's memory (JVM peak heap and
+  run with its class splits, the verdict and collecting the counterexamples), scenarios
+  per second, the counterexamples, the classes (distinct executions so far) and facts
+  per tick, and the driver's memory (JVM peak heap and
   resident set, Python peak resident set) in the session's default driver memory;
 - "one_by_one": per size, the rate of `Engine.run` with `scenario.network()` per
   scenario (measured on `--spark-sample` scenarios) and of the reference evaluator
@@ -55,7 +55,7 @@ def batched(spark, program, size: int) -> dict:
     seconds = time.perf_counter() - started
     return {"scenarios": checked.scenarios, "seconds": round(seconds, 2),
             "per_second": round(checked.scenarios / seconds, 1),
-            "counterexamples": len(checked.counterexamples),
+            "counterexamples": len(checked.counterexamples), "classes_per_tick": checked.classes,
             "facts_per_tick": [s.facts for s in checked.run.stats],
             "tick_seconds": [round(s.seconds, 2) for s in checked.run.stats],
             **jvm_memory(spark), "python_peak_rss_mib": python_peak_mib(),

@@ -5,19 +5,15 @@ Every relation whose facts can differ between scenarios (reachable from an
 second column; the others stay shared by all worlds. A rule deriving a
 world-dependent relation carries W in each of its world-dependent atoms (so
 joins, `notin`, aggregates and `choose`, whose keys get W, are per world);
-without a world-dependent positive atom it joins `faults.world(W)`. An
-`@async` rule drops its message in the worlds where the sender's channel to
-the destination is omitted at this tick or the sender has crashed:
-
-    notin faults.lost(Sender, W, Dest), notin faults.down(Sender, W)
-
-`faults.lost` and `faults.down` are derived from three data relations, one
-row per failure of a world: `faults.omitted(Src, W, Dst, Tick)`,
-`faults.crashed(Node, W, Tick)`, and `faults.world(W)`; the built-in
-`crash(L, N, T)` becomes the data relation `faults.crash(L, W, N, T)`. A
-world-dependent relation's facts move to `faults.fact.<name>` and are copied
-into every world. The rewritten program runs with no failure model: the
-failures are data (see `sparkdedalus.spark.faults`).
+without a world-dependent positive atom it joins `faults.world(W)`, the
+data relation of the worlds. An `@async` rule sends its messages in every
+world: which worlds lose a message is decided between ticks by the engine
+(`sparkdedalus.spark.faults`, where a world is a class of scenarios that
+have not diverged yet, and a class splits where its scenarios lose
+different messages). The built-in `crash(L, N, T)` becomes the data relation
+`faults.crash(L, W, N, T)`. A world-dependent relation's facts move to
+`faults.fact.<name>` and are copied into every world. The rewritten program
+runs with no failure model.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('''
@@ -32,12 +28,10 @@ failures are data (see `sparkdedalus.spark.faults`).
 >>> from sparkdedalus.syntax.printer import format_rule
 >>> for r in source_rules(w.program):  # the rules as written, `.persist log` left out
 ...     print(format_rule(r.rule))
-log(M, W, P)@async :- bcast(N, P), node(N, M), faults.world(W), notin faults.lost(N, W, M), notin faults.down(N, W);
+log(M, W, P)@async :- bcast(N, P), node(N, M), faults.world(W);
 pre(N, W, P) :- log(N, W, P);
 post(N, W, P) :- log(N, W, P), notin faults.crash(N, W, N, _);
 log(X0, W, X1) :- faults.fact.log(X0, X1), faults.world(W);
-faults.lost(S, W, D) :- faults.omitted(S, W, D, T)@T;
-faults.down(N, W) :- faults.crashed(N, W, T)@Now, T <= Now;
 """
 
 from __future__ import annotations
@@ -50,12 +44,9 @@ from sparkdedalus.program import CRASH, Program
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
-from udfs.registry import FUNCTIONS
 
-#: the data relations a batched run fills from the scenarios
-WORLD, OMITTED, CRASHED, WORLD_CRASH = "faults.world", "faults.omitted", "faults.crashed", "faults.crash"
-#: derived: messages from Src to Dst lost at this tick; Node silenced from its crash on
-LOST, DOWN = "faults.lost", "faults.down"
+#: the data relations a batched run fills: the worlds, and `crash` per world
+WORLD, WORLD_CRASH = "faults.world", "faults.crash"
 FACT_PREFIX = "faults.fact."
 
 
@@ -108,13 +99,10 @@ def with_worlds(program: Program) -> Worlds:
         head = ast.Atom(name, args[:1] + (ast.Var("W"),) + args[1:])
         body = (ast.Atom(FACT_PREFIX + name, args), ast.Atom(WORLD, (ast.Var("W"),)))
         rules.append(SourceRule(ast.Rule(head, "now", body), DEFAULT_COMPONENT))
-    rules += [SourceRule(r, DEFAULT_COMPONENT) for r in _failure_rules()]
     relations = {n: _widened(r) if n in dependent else r for n, r in program.relations.items() if n != CRASH}
     shell = dataclasses.replace(program, relations=relations,
                                 outputs=tuple(n for n, r in relations.items() if not r.auxiliary))
     decls = [ast.Decl(WORLD, (ast.Column("world", "int"),)),
-             ast.Decl(OMITTED, _columns(("src", location), ("world", "int"), ("dst", location), ("tick", "int"))),
-             ast.Decl(CRASHED, _columns(("node", location), ("world", "int"), ("tick", "int"))),
              ast.Decl(WORLD_CRASH, _columns(("loc", location), ("world", "int"), ("node", location),
                                             ("tick", "int")))]
     text = program_text(shell, rules, facts=facts, decls=decls)
@@ -141,16 +129,6 @@ def _location_type(program: Program) -> str:
     return types.pop() if types else "string"
 
 
-def _failure_rules() -> list:
-    src, dst, world, tick, now = (ast.Var(n) for n in ("S", "D", "W", "T", "Now"))
-    lost = ast.Rule(ast.Atom(LOST, (src, world, dst)), "now",
-                    (ast.Atom(OMITTED, (src, world, dst, tick), ast.VarTime(tick)),))
-    down = ast.Rule(ast.Atom(DOWN, (ast.Var("N"), world)), "now",
-                    (ast.Atom(CRASHED, (ast.Var("N"), world, tick), ast.VarTime(now)),
-                     ast.Comparison("<=", tick, now)))
-    return [lost, down]
-
-
 def _rule(source: SourceRule, dependent: frozenset) -> SourceRule:
     rule = source.rule
     if rule.head.name not in dependent:
@@ -169,20 +147,7 @@ def _rule(source: SourceRule, dependent: frozenset) -> SourceRule:
             body.append(lit)
     if not grounded:
         body.append(ast.Atom(WORLD, (world,)))
-    if rule.delivery == "async":
-        sender, dest = _sender(rule), rule.head.args[0]
-        if not isinstance(dest, (ast.Var, ast.Const)):
-            raise ValueError(f"{rule.head.name}: a message's destination must be a variable or a constant "
-                             f"for fault scenarios")
-        body += [ast.Negated(ast.Atom(LOST, (sender, world, dest))), ast.Negated(ast.Atom(DOWN, (sender, world)))]
     return dataclasses.replace(source, rule=ast.Rule(_widen(rule.head, world), rule.delivery, tuple(body), rule.pos))
-
-
-def _sender(rule: ast.Rule):
-    """The sender of a message: the location of the rule's first positive atom
-    (as in the engines, `sparkdedalus.network`)."""
-    first = next(lit for lit in rule.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS)
-    return first.args[0]
 
 
 def _widen(atom: ast.Atom, world: ast.Var) -> ast.Atom:

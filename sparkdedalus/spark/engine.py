@@ -202,7 +202,7 @@ class Engine:
         or `sample` of them drawn with `seed`, all in one run: see
         `sparkdedalus.spark.faults`. Returns a `FaultRun` (`.scenarios`,
         `.counterexamples` smallest first, `.frame` of the missing facts per
-        world). ValueError for a program without `pre`/`post`."""
+        scenario, `.classes`: the distinct executions after each tick). ValueError for a program without `pre`/`post`."""
         from sparkdedalus.spark.faults import run_faults
         return run_faults(self, program, nodes, eot, eff, crashes, sample, seed)
 

@@ -1,16 +1,33 @@
-"""Every failure scenario of a space in one engine run (issue 21).
+"""Every failure scenario of a space in one engine run (issue 21), evaluated
+once per distinct execution.
 
-The program is rewritten with a world column (`sparkdedalus.faults.worlds`);
-a world's id is its scenario's index in the `Space`, and its failures are
-data computed by Spark from the ids: bit j of an id omits channel j
-(`Space.channels()`), the bits above number its crash schedule (a small
-table). Then one `Engine.run` for EOT ticks evaluates all worlds together;
-the missing facts (a `pre` fact at EOT without an equal `post` fact) are an
-anti-join per world, and only the counterexamples reach the driver.
+The program is rewritten with a world column (`sparkdedalus.faults.worlds`).
+A world is a *class*: scenarios that have not diverged yet, so hold the same
+facts. A table `members` (scenario, world) maps the scenarios, by their index
+in the `Space`, to their class; it stays a DataFrame, never collected. The
+run starts with one class, or one per distinct `crash` relation when the
+program reads `crash`. Each tick evaluates every class at once
+(`TickLoop.run_tick`); the messages it sends are not yet dropped. Then the
+classes split: a scenario's *signature* is the set of the messages its class
+sent at this tick on a channel the scenario loses (the channel-tick omitted,
+or the sender crashed at or before the tick; bit j of an index omits channel
+j of `Space.channels()`, the bits above number its crash schedule). The
+scenarios of a class with the same signature form a new class, which gets a
+copy of its parent's facts, minus the messages it loses. A class splits only
+where a message was actually sent on a channel-tick some of its scenarios
+lose, so the work grows with the distinct executions, not the scenarios.
+When the classes start split by crash schedule, a class's crashed senders
+lose their messages in all its scenarios alike: at a tick without omissible
+channels those messages are dropped without a split.
+
+At EOT the missing facts (a `pre` fact without an equal `post` fact) are an
+anti-join per class, joined back to the classes' scenarios; only the
+counterexamples reach the driver.
 
     result = Engine(spark).faults(program, nodes=("a", "b", "c"), eot=4, eff=2, crashes=0)
     result.scenarios, result.counterexamples[:1]   # smallest first
-    result.frame.show()                            # world, then pre's columns
+    result.classes                                 # classes after each tick
+    result.frame.show()                            # world (scenario index), then pre's columns
 """
 
 from __future__ import annotations
@@ -18,50 +35,58 @@ from __future__ import annotations
 from functools import reduce
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from sparkdedalus.faults.space import MAX_SCENARIOS, Space
 from sparkdedalus.faults.verdict import POST, PRE, Counterexample, missing, smallest_first
-from sparkdedalus.faults.worlds import CRASHED, OMITTED, WORLD, WORLD_CRASH, Worlds, with_worlds
+from sparkdedalus.faults.worlds import WORLD, WORLD_CRASH, Worlds, with_worlds
 from sparkdedalus.program import CRASH, Program
-from sparkdedalus.spark.columns import STATE
-from udfs.registry import spark_string
+from sparkdedalus.spark.columns import MESSAGE, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.engine import Run
+from sparkdedalus.spark.pack import Layout
+from sparkdedalus.spark.runtime import LoopState, TickLoop
+from sparkdedalus.syntax.ast import TickTime
+from udfs.registry import spark_string, spark_string_sql
 
 #: world ids are longs: a space this large (or larger) can only be sampled
 LARGEST_SPACE = 2 ** 62
+#: separates a lost message's sender and destination in a signature
+SEPARATOR = "\x1f"
 
 
 class FaultRun:
     """The scenarios checked, the counterexamples (smallest first), the missing
-    facts per world as a DataFrame, and the batched run itself (`run`: every
-    relation at EOT, a world column second in the world-dependent ones)."""
+    facts per scenario as a DataFrame, the number of classes after each tick,
+    and the batched run itself (`run`: every relation at EOT per class, a
+    world column second in the world-dependent ones)."""
 
-    def __init__(self, space: Space, scenarios: int, frame: DataFrame, run, worlds: Worlds):
+    def __init__(self, space: Space, scenarios: int, frame: DataFrame, run, worlds: Worlds,
+                 members: DataFrame, classes: list):
         self.space = space
         self.scenarios = scenarios
         self.frame = frame
         self.run = run
         self.worlds = worlds
+        self.members = members
+        self.classes = classes
         self.counterexamples = _collect(space, frame)
 
     def facts(self, worlds) -> dict:
-        """{world: {relation: set of tuples}} at EOT for the scenario indices
+        """{scenario index: {relation: set of tuples}} at EOT for the indices
         `worlds`, every relation of the original program but the front end's
-        auxiliary ones. Collects every world's facts (one job): for tests and
-        small looks."""
+        auxiliary ones. Collects every class's facts: for tests and small looks."""
         program, dependent = self.worlds.original, self.worlds.dependent
         names = [n for n, r in program.relations.items() if not r.auxiliary]
         stored = {name: WORLD_CRASH if name == CRASH else name for name in names}
         collected = self.run.facts(relations=sorted(set(stored.values())))
+        class_of = {row[0]: row[1] for row in self.members.where(F.col("scenario").isin(list(worlds))).collect()}
         out = {w: {name: set() for name in names} for w in worlds}
         for name in names:
             for row in collected[stored[name]]:
-                if name not in dependent:
-                    for facts in out.values():
-                        facts[name].add(row)
-                elif row[1] in out:
-                    out[row[1]][name].add((row[0], *row[2:]))
+                for w in worlds:
+                    if name not in dependent or row[1] == class_of[w]:
+                        out[w][name].add(row if name not in dependent else (row[0], *row[2:]))
         return out
 
 
@@ -77,74 +102,223 @@ def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int
         raise ValueError(f"the space has {space.count} scenarios (more than {MAX_SCENARIOS}): give sample=N")
     spark = engine.spark
     if sample is None:
-        ids, scenarios = spark.range(space.count).withColumnRenamed("id", "world"), space.count
+        ids, scenarios = spark.range(space.count).withColumnRenamed("id", "scenario"), space.count
     else:
         chosen = space.sample_indices(sample, seed)
         ids, scenarios = _ids(spark, chosen), len(chosen)
-    edb = failure_frames(spark, space, ids, program)
-    run = engine.run(worlds.program, ticks=eot, edb=edb, keep_history=False)
-    return FaultRun(space, scenarios, missing_frame(run, program), run, worlds)
+    failures = Failures(spark, space, program)
+    keyed = ids.select("scenario", F.lit(0).cast("long").alias("world"), failures.crash_key().alias("signature"))
+    members, classes, count = _renumber(keyed)
+    keep = {lit.time.tick for r in worlds.program.rules for lit in r.positive_atoms + r.negated_atoms
+            if isinstance(lit.time, TickTime)}
+    splitter, counts, state, previous, loop = Splitter(worlds), [], LoopState(), None, None
+    for tick in range(1, eot + 1):
+        if loop is None:  # the classes changed: a new loop with their data relations
+            edb = {WORLD: classes.select("world")}
+            if failures.uniform_crashes:
+                edb[WORLD_CRASH] = failures.crash_rows(classes)
+            loop = TickLoop(spark, worlds.program, edb=edb)
+        state.packs[tick] = pack = loop.run_tick(tick, previous, state)
+        if tick < eot and failures.may_split(tick):
+            members, classes, count = _renumber(failures.signatures(members, splitter.sent(pack, tick), tick))
+            state.packs = {k: splitter.copied(p, classes, tick) for k, p in state.packs.items()}
+            loop = None
+        elif tick < eot and failures.space.crashes:  # the same crashes in every scenario of a class
+            state.packs[tick] = splitter.without(pack, failures.crashed(classes, tick), tick)
+        counts.append(count)
+        previous = state.packs[tick]
+        state.packs = {k: p for k, p in state.packs.items() if k in keep or k == tick}
+    run = Run(worlds.program, loop, state, eot)
+    return FaultRun(space, scenarios, missing_frame(run, program, members), run, worlds, members, counts)
 
 
 def _ids(spark: SparkSession, indices: list) -> DataFrame:
-    table = pa.Table.from_arrays([pa.array(indices, pa.int64())], names=["world"])
+    table = pa.Table.from_arrays([pa.array(indices, pa.int64())], names=["scenario"])
     return spark.createDataFrame(table)
 
 
-def failure_frames(spark: SparkSession, space: Space, ids: DataFrame, program: Program) -> dict:
-    """The data relations of the worlds `ids` (a frame of scenario indices,
-    column `world`): {relation: frame}, computed by Spark from the indices."""
-    channels = space.channels()
-    width = len(channels)
-    frames = {WORLD: ids}
-    if channels:
-        table = spark.createDataFrame([(j, src, dst, t) for j, (src, dst, t) in enumerate(channels)],
-                                      "bit long, src string, dst string, tick long")
-        frames[OMITTED] = ids.crossJoin(table).where("shiftright(world, bit) & 1 = 1") \
-            .select("src", "world", "dst", "tick")
-    choices = [(c, node, tick) for c in range(1, space.crash_choices())
-               for node, tick in space[c << width].crashes]
-    if not choices:
-        return frames
-    schedules = spark.createDataFrame(choices, "schedule long, node string, tick long")
-    crashed = ids.withColumn("schedule", F.shiftright("world", width)).join(schedules, "schedule") \
-        .select("node", "world", "tick")
-    frames[CRASHED] = crashed
-    if CRASH in program.relations:
-        frames[WORLD_CRASH] = _crash_rows(spark, program, ids, frames)
-    return frames
+class Failures:
+    """The failures of the scenarios, as Spark expressions over a `scenario`
+    column (its index in the space) and small tables."""
+
+    def __init__(self, spark: SparkSession, space: Space, program: Program):
+        self.spark, self.space, self.program = spark, space, program
+        channels = space.channels()
+        self.width = len(channels)
+        self.bits = {channel: j for j, channel in enumerate(channels)}
+        self.choices = [(c, node, tick) for c in range(1, space.crash_choices())
+                        for node, tick in space[c << self.width].crashes]
+        self.schedules = spark.createDataFrame(self.choices or [(0, "", 0)], "schedule long, node string, tick long") \
+            .where("schedule > 0")
+        #: the locations of the program's facts, where `crash` holds in every scenario with a crash
+        self.named = sorted({spark_string(fact.row[0]) for fact in program.facts})
+
+    @property
+    def uniform_crashes(self) -> bool:
+        """Whether the scenarios of a class have the same crashes: when the
+        program reads `crash`, the classes start split by crash schedule."""
+        return CRASH in self.program.relations and self.space.crashes > 0
+
+    def may_split(self, tick: int) -> bool:
+        """Whether the scenarios of a class may lose different messages sent at
+        `tick`: the tick has omissible channels, or crashes differ within a class."""
+        return any(t == tick for _, _, t in self.bits) or (self.space.crashes > 0 and not self.uniform_crashes)
+
+    def crashed(self, classes: DataFrame, tick: int) -> DataFrame:
+        """(world, src): the senders crashed at or before `tick` in each class
+        (of classes with uniform crashes)."""
+        return classes.select("world", F.shiftright("first", self.width).alias("schedule")) \
+            .join(F.broadcast(self.schedules.where(F.col("tick") <= tick)), "schedule") \
+            .select("world", F.col("node").alias("src"))
+
+    def crash_key(self) -> Column:
+        """What the `crash` relation of a scenario depends on, as an array of
+        strings (empty when the program does not read `crash`): its crash
+        schedule, and the nodes outside the program's fact locations that its
+        failures name (`Network.crash_rows`)."""
+        if not self.uniform_crashes:
+            return F.array().cast("array<string>")
+        schedule = F.shiftright("scenario", self.width)
+        named = []
+        for node in self.space.nodes:
+            mask = sum(1 << j for (src, dst, _), j in self.bits.items() if node in (src, dst))
+            if mask and node not in self.named:
+                named.append(F.when((F.col("scenario").bitwiseAND(F.lit(mask)) != 0) & (schedule > 0), F.lit(node)))
+        return F.filter(F.array(schedule.cast("string"), *named), lambda x: x.isNotNull())
+
+    def crash_rows(self, classes: DataFrame) -> DataFrame:
+        """`crash(L, N, T)` of each class (`faults.crash(L, W, N, T)`), from its
+        first scenario (they all have the same)."""
+        first = classes.select("world", F.col("first").alias("scenario"))
+        crashed = first.withColumn("schedule", F.shiftright("scenario", self.width)) \
+            .join(F.broadcast(self.schedules), "schedule").select("world", "scenario", "node", "tick")
+        locations = [crashed.select("world", F.col("node").alias("loc"))]
+        if self.named:
+            located = self.spark.createDataFrame([(n,) for n in self.named], "loc string")
+            locations.append(first.select("world").crossJoin(F.broadcast(located)))
+        if self.bits:
+            channels = self.spark.createDataFrame([(j, s, d) for (s, d, _), j in self.bits.items()],
+                                                  "bit long, src string, dst string")
+            omitted = first.join(crashed.select("world").distinct(), "world").crossJoin(F.broadcast(channels)) \
+                .where("shiftright(scenario, bit) & 1 = 1")
+            locations += [omitted.select("world", F.col("src").alias("loc")),
+                          omitted.select("world", F.col("dst").alias("loc"))]
+        everywhere = reduce(DataFrame.unionByName, locations).distinct()
+        return everywhere.join(crashed, "world").select("loc", "world", "node", "tick")
+
+    def lost(self, tick: int) -> Column:
+        """Whether the scenario loses the message from `src` to `dst` sent at
+        `tick` (columns `scenario`, `src`, `dst`, and `crash_tick`: the
+        sender's crash tick in the scenario, NULL without)."""
+        omitted = [(F.col("src") == src) & (F.col("dst") == dst) & (F.shiftright("scenario", j).bitwiseAND(1) == 1)
+                   for (src, dst, t), j in self.bits.items() if t == tick]
+        crashed = F.coalesce(F.col("crash_tick") <= tick, F.lit(False))
+        return reduce(Column.__or__, omitted, crashed)
+
+    def signatures(self, members: DataFrame, sent: DataFrame, tick: int) -> DataFrame:
+        """members (scenario, world) with `signature`: the sorted messages
+        (src SEPARATOR dst) its class sent at `tick` that the scenario loses."""
+        crash_ticks = self.schedules.select("schedule", F.col("node").alias("src"), F.col("tick").alias("crash_tick"))
+        mask = sum(1 << j for (_, _, t), j in self.bits.items() if t == tick)
+        crashed = sorted({c for c, _, t in self.choices if t <= tick})
+        may_lose = F.col("scenario").bitwiseAND(F.lit(mask)) != 0
+        if crashed:
+            may_lose = may_lose | F.shiftright("scenario", self.width).isin(crashed)
+        candidates = members.where(may_lose).join(F.broadcast(sent), "world") \
+            .withColumn("schedule", F.shiftright("scenario", self.width)) \
+            .join(F.broadcast(crash_ticks), ["schedule", "src"], "left")
+        lost = candidates.where(self.lost(tick)).groupBy("scenario").agg(
+            F.sort_array(F.collect_list(F.concat_ws(SEPARATOR, "src", "dst"))).alias("signature"))
+        return members.join(lost, "scenario", "left") \
+            .select("scenario", "world", F.coalesce("signature", F.array().cast("array<string>")).alias("signature"))
 
 
-def _crash_rows(spark: SparkSession, program: Program, ids: DataFrame, frames: dict) -> DataFrame:
-    """`crash(L, N, T)` per world, as `Network.crash_rows` has it: at the
-    locations of the program's facts and the nodes the world's failures name."""
-    named = sorted({spark_string(fact.row[0]) for fact in program.facts})
-    locations = [frames[CRASHED].select(F.col("node").alias("loc"), "world")]
-    if named:
-        locations.append(ids.crossJoin(spark.createDataFrame([(n,) for n in named], "loc string")))
-    if OMITTED in frames:
-        omitted = frames[OMITTED].join(frames[CRASHED].select("world").distinct(), "world")
-        locations += [omitted.select(F.col("src").alias("loc"), "world"),
-                      omitted.select(F.col("dst").alias("loc"), "world")]
-    everywhere = reduce(DataFrame.unionByName, locations).distinct()
-    return everywhere.join(frames[CRASHED], "world").select("loc", "world", "node", "tick")
+def _renumber(keyed: DataFrame) -> tuple[DataFrame, DataFrame, int]:
+    """Classes from (scenario, world, signature): one per distinct (world,
+    signature), numbered from 0. Returns the members (scenario, world), the
+    classes (parent, signature, world, first: the class's smallest scenario)
+    and their number."""
+    keyed = keyed.withColumnRenamed("world", "parent")
+    order = Window.orderBy("parent", "signature")
+    classes, count = _materialised(keyed.groupBy("parent", "signature").agg(F.min("scenario").alias("first"))
+                                   .withColumn("world", F.row_number().over(order).cast("long") - 1))
+    members, _ = _materialised(keyed.join(F.broadcast(classes.drop("first")), ["parent", "signature"])
+                               .select("scenario", "world"))
+    return members, classes, count
 
 
-def missing_frame(run, program: Program) -> DataFrame:
-    """Per world, the `pre` facts at EOT without an equal `post` fact: the
-    column `world`, then pre's columns."""
+class Splitter:
+    """Splits the classes by what their scenarios lose of the messages sent at
+    a tick, and copies a pack's facts of each class into its children."""
+
+    def __init__(self, worlds: Worlds):
+        program = worlds.program
+        self.layout = layout = Layout(program.relations)
+        self.dependent = [n for n in program.relations if n in worlds.dependent or n == WORLD_CRASH]
+        #: a pack row's class: the world field of its relation's row (NULL: shared by all classes)
+        self.world = F.coalesce(*[F.col(layout.slot[n]).getField("c1") for n in self.dependent])
+        messages = sorted({r.head.name for r in program.rules if r.delivery == "async"})
+        #: a message's destination, as the failure model names nodes
+        self.dst = F.coalesce(*[F.expr(spark_string_sql(f"{layout.slot[n]}.c0", program.relations[n].types[0]))
+                                for n in messages]) if messages else F.lit(None).cast("string")
+
+    def sent(self, pack: DataFrame, tick: int) -> DataFrame:
+        """The distinct (world, src, dst) of the messages sent at `tick`."""
+        return pack.where(self._sent_at(tick)).select(self.world.alias("world"), F.col(SOURCE_COLUMN).alias("src"),
+                                                      self.dst.alias("dst")).distinct()
+
+    @staticmethod
+    def _sent_at(tick: int) -> Column:
+        return (F.col("__kind") == MESSAGE) & (F.col("__sent") == tick)
+
+    def without(self, pack: DataFrame, crashed: DataFrame, tick: int) -> DataFrame:
+        """`pack` without the messages sent at `tick` by the `crashed` (world,
+        src) senders, materialised (one job)."""
+        sent = pack.where(self._sent_at(tick)).withColumn("__world", self.world)
+        crashed = crashed.select(F.col("world").alias("__world"), F.col("src").alias(SOURCE_COLUMN))
+        kept = sent.join(F.broadcast(crashed), ["__world", SOURCE_COLUMN], "left_anti").select(*pack.columns)
+        return _materialised(pack.where(~self._sent_at(tick)).unionAll(kept))[0]
+
+    def copied(self, pack: DataFrame, children: DataFrame, tick: int) -> DataFrame:
+        """`pack` with each class's facts copied into its children (`children`:
+        parent, world, signature), a child without the messages sent at `tick` that its
+        signature loses; the data relations left out (each tick has its own)."""
+        data = pack.where(~F.col("__rel").isin(WORLD, WORLD_CRASH))
+        shared = data.where(self.world.isNull())
+        children = F.broadcast(children.select("parent", "world", "signature"))
+        copied = data.where(self.world.isNotNull()).join(children, self.world == F.col("parent"))
+        lost = self._sent_at(tick) & F.array_contains("signature", F.concat_ws(SEPARATOR, SOURCE_COLUMN, self.dst))
+        slots = self.layout.slot
+        copied = copied.where(~lost).select(
+            "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN,
+            *[F.col(slots[n]).withField("c1", F.col("world")).alias(slots[n]) if n in self.dependent
+              else F.col(slots[n]) for n in self.layout.names])
+        return _materialised(shared.unionAll(copied))[0]
+
+
+def _materialised(frame: DataFrame) -> tuple[DataFrame, int]:
+    """`frame` checkpointed with one job, and its number of rows."""
+    frame = frame.localCheckpoint(eager=False)
+    return frame, frame.count()
+
+
+def missing_frame(run, program: Program, members: DataFrame) -> DataFrame:
+    """Per scenario, the `pre` facts at EOT without an equal `post` fact: the
+    column `world` (the scenario's index), then pre's columns."""
     layout, pack = run._loop.layout, run._state.packs[run.ticks]
     pre, post = (layout.extract(pack, name, STATE) for name in (PRE, POST))
     gone = pre.join(post, on=list(pre.columns), how="left_anti")
     names = program.relations[PRE].columns
     columns = gone.columns
-    return gone.select(F.col(columns[1]).alias("world"), F.col(columns[0]).alias(names[0]),
-                       *[F.col(c).alias(n) for c, n in zip(columns[2:], names[1:])])
+    per_class = gone.select(F.col(columns[1]).alias("class"), F.col(columns[0]).alias(names[0]),
+                            *[F.col(c).alias(n) for c, n in zip(columns[2:], names[1:])])
+    return per_class.join(members.withColumnRenamed("world", "class"), "class") \
+        .select(F.col("scenario").alias("world"), *names)
 
 
 def _collect(space: Space, frame: DataFrame) -> list:
-    """The counterexamples, smallest first: only the worlds with missing facts
-    are collected."""
+    """The counterexamples, smallest first: only the scenarios with missing
+    facts are collected."""
     facts: dict = {}
     for row in frame.collect():
         facts.setdefault(row[0], []).append(tuple(row[1:]))
