@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Persisted state and tick time with and without garbage collection, on the
-reference evaluator (docs/gc.md). The Spark engine does not collect yet.
+reference evaluator (docs/gc.md); benchmarks/gc_spark.py measures the Spark engine.
 
     .venv/bin/python benchmarks/gc_curves.py --plot docs/gc_persisted.png > benchmarks/results/gc-DATE.jsonl
     .venv/bin/python benchmarks/gc_curves.py --quick         # 100 requests, 60 ticks

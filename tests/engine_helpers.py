@@ -23,10 +23,12 @@ def differences(spark, program, ticks: int, network=None, edb=None) -> list[str]
     return compared_run(spark, program, ticks, network, edb)[0]
 
 
-def compared_run(spark, program, ticks: int, network=None, edb=None) -> tuple[list[str], object]:
-    """`differences(...)` and the Spark engine's `Run`."""
-    trace = reference_run(program, ticks=ticks, network=network, edb=edb)
-    run = Engine(spark).run(program, ticks=ticks, network=network, edb=edb)
+def compared_run(spark, program, ticks: int, network=None, edb=None, **options) -> tuple[list[str], object]:
+    """`differences(...)` and the Spark engine's `Run`; `options` (e.g. `gc`)
+    go to both engines (`store`, `resume`: to the Spark engine only)."""
+    trace = reference_run(program, ticks=ticks, network=network, edb=edb, **{k: v for k, v in options.items()
+                                                                               if k == "gc"})
+    run = Engine(spark).run(program, ticks=ticks, network=network, edb=edb, **options)
     found = []
     for tick in range(1, ticks + 1):
         expected = trace.at(tick)

@@ -180,7 +180,7 @@ def test_run_gc_and_stats(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--engine", "reference", "--gc", "maybe"], "--gc: expected on or off, got 'maybe'"),
-    (["--gc", "on"], "--gc on needs the reference engine"),
+    (["--gc", "on", "--engine", "spark", "--relations", "nope"], "--relations: unknown relation 'nope'"),
 ])
 def test_run_gc_usage_errors(capsys, argv, message):
     status, _, err = cli(capsys, os.path.join(EXAMPLES, "voting.ded"), "--ticks", "3", *argv)

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.checks.normalize import is_wildcard
+from sparkdedalus.program import Rule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_literal
 
@@ -78,6 +79,11 @@ class GcRule:
         """The Datalog body that finds the facts to delete: `r(x̄), cond`."""
         return (self.target,) + self.condition
 
+    def as_rule(self, index: int) -> Rule:
+        """The rule `r(x̄) :- r(x̄), cond` an engine evaluates on a tick's final
+        state to find the facts to delete (`index`: one no program rule has)."""
+        return Rule(self.target, "now", self.body(), "gc", index, self.relies_on[0])
+
     def to_json(self) -> dict:
         return {"relation": self.relation, "rule": self.text(), "pattern": self.pattern,
                 "relies_on": [str(pos) for pos in self.relies_on],
@@ -102,6 +108,12 @@ def gc_rules(program) -> list[GcRule]:
         for name in unstable:
             del candidates[name]
     return annotated + [candidates[name] for name in sorted(candidates)]
+
+
+def applied(program, gc) -> list[GcRule]:
+    """The GC rules an engine applies given its `gc` argument: True, those of
+    `gc_rules(program)`; a list, those; False or None, none."""
+    return gc_rules(program) if gc is True else list(gc or ())
 
 
 def not_collected(program) -> dict:

@@ -7,6 +7,8 @@ source of it grows: facts true at every tick, EDB, and `now` or `@next` rules
 without negation, aggregation or `choose` whose body atoms all read growing
 relations at the current tick (no `@T` or `@k`: a rule reading the clock can
 derive something new from old facts). Messages and facts of one tick do not grow.
+A persisted relation that garbage collection thins (analysis/gc.py: facts are
+dropped at the end of a tick) does not grow either, nor what is derived from it.
 
 A `now` rule is *differential* when its head grows and every atom of its body,
 positive or negated, reads a growing relation at the current tick, with no
@@ -28,6 +30,8 @@ are (see `carried_relations`).
 ['path', 'seen']
 >>> [p.rules[i].head.name for i in sorted(differential_rules(p, growing_relations(p)))]
 ['path', 'path']
+>>> sorted(growing_relations(p, collected={"seen"}))
+['edge', 'path']
 """
 
 from __future__ import annotations
@@ -44,11 +48,12 @@ def _grows_from(rule, growing) -> bool:
             and not rule.negated_atoms and _reads_growing_now(rule.positive_atoms, growing))
 
 
-def growing_relations(program, stamped=frozenset()) -> frozenset:
+def growing_relations(program, stamped=frozenset(), collected=frozenset()) -> frozenset:
     """The relations that only grow (see the module docstring). `stamped`:
-    relations with rows of one tick only from `.input` files (a tick column)."""
+    relations with rows of one tick only from `.input` files (a tick column);
+    `collected`: persisted relations whose facts garbage collection drops."""
     one_tick = {f.atom.name for f in program.facts if f.tick is not None} | set(stamped)
-    growing = set(program.relations)
+    growing = set(program.relations) - set(collected)
     changed = True
     while changed:  # the greatest set closed under the conditions
         changed = False

@@ -29,11 +29,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from sparkdedalus.analysis.gc import gc_rules
+from sparkdedalus.analysis.gc import applied
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.network import Network, choice_key
-from sparkdedalus.program import CRASH, Rule
+from sparkdedalus.program import CRASH
 from sparkdedalus.inputs import edb_rows, read_inputs
 from sparkdedalus.reference.trace import Message, Trace
 from sparkdedalus.output import sort_key
@@ -58,7 +58,7 @@ def run(program, ticks: int, network: Network | None = None, edb: dict | None = 
     """
     if not isinstance(ticks, int) or isinstance(ticks, bool) or ticks < 1:
         raise ValueError(f"ticks must be an integer >= 1, not {ticks!r}")
-    collect = gc_rules(program) if gc is True else list(gc or ())
+    collect = applied(program, gc)
     evaluator = _Evaluator(program, network or Network(), edb_rows(program, edb) + read_inputs(program, inputs_dir),
                            collect)
     for tick in range(1, ticks + 1):
@@ -79,7 +79,7 @@ class _Evaluator:
         if CRASH in program.relations:
             self.crash_rows = network.crash_rows(program, {row[0] for _, _, row in input_rows})
         # GC rules as rules `r(x̄) :- r(x̄), cond` with negative indices (for their plans)
-        self.collect = [Rule(g.target, "now", g.body(), "gc", -1 - k, g.relies_on[0]) for k, g in enumerate(collect)]
+        self.collect = [g.as_rule(-1 - k) for k, g in enumerate(collect)]
         self.plans = {rule.index: _plan(rule) for rule in list(program.rules) + self.collect}
         self.stats: list[dict] = []  # per tick: persisted rows carried, rows collected
         self.indexes: dict = {}  # (id(rows), columns) -> (rows, len(rows), {values: [row]})

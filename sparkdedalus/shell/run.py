@@ -11,9 +11,9 @@ contract of the engines (see `output.facts_json`). With `--store PATH` (Spark
 engine) every tick (every K with `--commit-every K`) is committed to a run
 directory of Delta tables (docs/storage.md) and `--resume` continues the run
 stored there. `--conf` settings apply to the session the command creates.
-With the reference engine, `--gc` (default: on when the GC analysis finds a GC
-rule, docs/gc.md) drops persisted facts that can no longer change anything, and
-`--stats` reports the persisted rows carried after every tick.
+`--gc` (default: on when the GC analysis finds a GC rule, docs/gc.md) drops
+persisted facts that can no longer change anything, and `--stats` reports the
+persisted rows carried after every tick (both engines).
 Exit codes: 0 success, 1 program or data errors (a run out of memory among
 them), 2 usage errors (one line each).
 """
@@ -69,8 +69,8 @@ def add_arguments(run, session_options: bool = True) -> None:
     run.add_argument("--stats", metavar="FILE", help="write run statistics as JSON to FILE")
     run.add_argument("--store", metavar="PATH", required=not session_options,
                      help="commit every tick to the run directory PATH (Delta tables)")
-    run.add_argument("--gc", metavar="on|off", help="garbage-collect persisted facts (reference engine; "
-                                                    "default: on when the GC analysis finds something)")
+    run.add_argument("--gc", metavar="on|off", help="garbage-collect persisted facts "
+                                                    "(default: on when the GC analysis finds something)")
     run.add_argument("--resume", action="store_true", help="continue the run stored in --store from its last tick")
     run.add_argument("--commit-every", metavar="K", help="with --store: commit every K ticks and the last (default 1)")
     run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
@@ -98,9 +98,8 @@ def handle(args, new_session=None) -> int:
 
 
 def _run_reference(program, args) -> int:
-    from sparkdedalus.analysis.gc import gc_rules
     from sparkdedalus.reference import run
-    collect = gc_rules(program) if args.gc != "off" else []
+    collect = collected(program, args)
     trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs, gc=collect)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
@@ -110,17 +109,32 @@ def _run_reference(program, args) -> int:
     return 0
 
 
+def collected(program, args) -> list:
+    """The GC rules the run applies: the analysis' unless `--gc off`."""
+    from sparkdedalus.analysis.gc import gc_rules
+    return gc_rules(program) if args.gc != "off" else []
+
+
+def gc_stats(collect: list, persisted: list, dropped: list) -> dict:
+    """The GC part of `--stats`: the rules applied, and per tick the persisted
+    rows carried to the next tick and the rows GC dropped."""
+    return {"gc": bool(collect), "gc_rules": [rule.text() for rule in collect],
+            "persisted_rows_per_tick": persisted, "collected_rows_per_tick": dropped}
+
+
 def _write_reference_stats(path: str, trace, collect: list) -> None:
     stats = {
         "engine": "reference",
         "total_seconds": round(sum(s["seconds"] for s in trace.stats), 3),
         "tick_seconds": [round(s["seconds"], 4) for s in trace.stats],
-        "gc": bool(collect),
-        "gc_rules": [rule.text() for rule in collect],
-        "persisted_rows_per_tick": [s["persisted_rows"] for s in trace.stats],
-        "collected_rows_per_tick": [s["collected_rows"] for s in trace.stats],
+        **gc_stats(collect, [s["persisted_rows"] for s in trace.stats], [s["collected_rows"] for s in trace.stats]),
         "facts": {name: len(rows) for name, rows in sorted(trace.at(trace.ticks).items())},
     }
+    write_stats(path, stats)
+
+
+def write_stats(path: str, stats: dict) -> None:
+    """`--stats`: `stats` as JSON to `path` (a usage error when it cannot be written)."""
     try:
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(stats, handle, indent=2)
@@ -146,8 +160,6 @@ def _check_options(args) -> None:
         raise UsageError("--store needs the spark engine")
     if args.gc is not None and args.gc not in GC_MODES:
         raise UsageError(f"--gc: expected on or off, got '{args.gc}'")
-    if args.gc == "on" and args.engine != "reference":
-        raise UsageError("--gc on needs the reference engine for now (the Spark engine does not collect yet)")
     if args.commit_every is not None and not args.store:
         raise UsageError("--commit-every needs --store PATH")
     args.commit_period = 1 if args.commit_every is None else int_option("--commit-every", args.commit_every, 1)

@@ -10,7 +10,6 @@ that runs out of memory ends with one line naming the setting to raise
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
@@ -19,6 +18,7 @@ import time
 
 from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
+from sparkdedalus.shell.run import collected, gc_stats, write_stats
 
 
 def spark_session(args):
@@ -112,6 +112,7 @@ def _run_and_print(spark, program, args, started: float) -> int:
                 last[0] = now
             bar.advance(tick, stats.seconds, stats.facts)
 
+        args.gc_rules = collected(program, args)
         run = _run(Engine(spark), program, args, progress)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
@@ -119,7 +120,7 @@ def _run_and_print(spark, program, args, started: float) -> int:
         facts = run.facts(tick, relations=names)
     print(render(args.format, tick, facts, program))
     if args.stats:
-        _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started)
+        _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started, args.gc_rules)
     return 0
 
 
@@ -138,7 +139,7 @@ def _run(engine, program, args, progress):
     """Engine.run with the command's options, and a line on the store written."""
     run = engine.run(program, ticks=args.tick_count, network=args.network_model, progress=progress,
                      inputs_dir=args.inputs, store=args.store, resume=args.resume,
-                     store_writer=args.store_writer, commit_every=args.commit_period)
+                     store_writer=args.store_writer, commit_every=args.commit_period, gc=args.gc_rules)
     if run.store is not None:
         store = run.store
         resumed = f", resumed after tick {store.resumed_from}" if store.resumed_from else ""
@@ -209,7 +210,7 @@ def _memory_advice(args, memory: str | None) -> str:
     return f"raise spark.driver.memory{now}, e.g. --conf spark.driver.memory=8g"
 
 
-def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: float) -> None:
+def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: float, gc: list) -> None:
     stats = {
         "total_seconds": round(seconds, 3),
         "tick_seconds": [round(s.seconds, 4) for s in run.stats],
@@ -217,9 +218,7 @@ def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: floa
         "iterations_per_tick": [s.iterations for s in run.stats],
         "incremental_rules_per_tick": [s.incremental for s in run.stats],
         "facts_per_tick": [s.facts for s in run.stats],
+        **gc_stats(gc, [s.persisted for s in run.stats], [s.collected for s in run.stats]),
         "facts": {name: len(rows) for name, rows in sorted(facts.items())},
     }
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(stats, handle, indent=2)
-        handle.write("\n")
-    print(f"statistics written to {path}", file=sys.stderr)
+    write_stats(path, stats)

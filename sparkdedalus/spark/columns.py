@@ -3,8 +3,9 @@ JVM-free readers import it).
 
 A relation's rows are columns `c0..cn-1` (`relation_columns`); a message also
 carries its sender in `SOURCE_COLUMN`. A pack row has a kind: `STATE` (a fact of
-the tick's final state), `NEXT` (derived by @next for the next tick) or
-`MESSAGE` (sent this tick).
+the tick's final state), `NEXT` (derived by @next for the next tick),
+`MESSAGE` (sent this tick) or `GARBAGE` (a fact of the final state that
+garbage collection does not carry to the next tick, docs/gc.md).
 
 >>> relation_columns(3)
 ['c0', 'c1', 'c2']
@@ -13,7 +14,7 @@ the tick's final state), `NEXT` (derived by @next for the next tick) or
 from __future__ import annotations
 
 SOURCE_COLUMN = "__src"
-STATE, NEXT, MESSAGE = "S", "N", "M"
+STATE, NEXT, MESSAGE, GARBAGE = "S", "N", "M", "G"
 
 
 def relation_columns(arity: int) -> list[str]:

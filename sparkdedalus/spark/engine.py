@@ -15,6 +15,10 @@
     run = Engine(spark).run(program, ticks=500, store="runs/broadcast", resume=True)  # after a crash
     run = Engine(spark).run(program, ticks=500, store="runs/b10", commit_every=10)  # a commit every 10 ticks
 
+    # garbage collection (docs/gc.md): persisted facts that can no longer matter are dropped
+    run = Engine(spark).run(program, ticks=500, gc=True)
+    [s.persisted for s in run.stats]      # persisted rows carried after every tick
+
 The engine is given its SparkSession; it never creates, stops or reconfigures
 one. It uses no RDD or JVM handle, and `sparkContext` only to describe its jobs
 where the session has one (spark/jobnames.py), so Spark Connect works too.
@@ -27,6 +31,7 @@ import uuid
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkdedalus.analysis.gc import applied
 from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
@@ -119,7 +124,7 @@ class Engine:
     def run(self, program: Program, ticks: int, network: Network | None = None, edb: dict | None = None,
             keep_history: bool = True, partitions: int | None = None, progress=None, store: str | None = None,
             resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None,
-            commit_every: int = 1) -> Run:
+            commit_every: int = 1, gc: bool | list = False) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
         rows holding at every tick; `.input` files are read relative to
         `inputs_dir` (default: the declaring file's directory). Without
@@ -137,6 +142,11 @@ class Engine:
         (time travel). `resume=True` continues the run stored there from its last
         committed tick. `store_writer`: "auto", "spark" or "delta-rs".
 
+        `gc`: True applies the GC rules of `analysis.gc.gc_rules(program)`, a
+        list applies those `GcRule`s: a persisted fact a rule matches on the
+        final state of a tick is not carried to the next (the tick keeps it;
+        so does the store's time travel).
+
         Every Spark job is named by what it is (`spark/jobnames.py`): tags
         `sparkdedalus-run-<Run.job_id>`, `-tick-N`, `-stratum-S`, `-iteration-I`,
         `-commit-N`, and on a classic session a description listing them."""
@@ -151,7 +161,8 @@ class Engine:
                 static, stamped = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
                 for name, frame in (edb or {}).items():
                     static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
-                loop = TickLoop(self.spark, program, network, static, partitions, stamped)
+                collect = applied(program, gc)
+                loop = TickLoop(self.spark, program, network, static, partitions, stamped, collect)
             loop.names = names
             state = LoopState()
             writer = None

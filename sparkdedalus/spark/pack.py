@@ -5,7 +5,8 @@ A pack has bookkeeping columns (`__rel`, `__kind`, `__sent`, `__arrival`,
 (fields c0..cn-1); the other relations' struct columns are NULL. Kinds:
 `S` a fact of the tick's final state, `N` a fact derived by @next for the next
 tick, `M` a message (sent at `__sent` by `__src`, arriving at `__arrival`, or
-lost when `__arrival` is NULL).
+lost when `__arrival` is NULL), `G` a fact of the final state that garbage
+collection does not carry to the next tick (one of the `S` rows).
 """
 
 from __future__ import annotations

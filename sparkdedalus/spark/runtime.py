@@ -8,6 +8,12 @@ facts and messages in flight — is packed into one frame, `localCheckpoint`ed
 and counted: one Spark job per tick for a non-recursive program, and lineage
 cut every tick, so that tick 500 plans like tick 5. A tick below
 ROWS_PER_PARTITION rows runs in one partition: one task, no shuffle.
+
+With GC rules (analysis/gc.py) the pack also holds, as `G` rows, the facts of
+the final state that the rules collect; the next tick starts with a collected
+relation's final state less those rows. Nothing else changes: no coordination,
+and a collected relation no longer counts as growing (analysis/growth.py), so
+no rule reading it is evaluated on new facts only.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.inputs import TICK
-from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.jobnames import JobNames
@@ -85,6 +91,8 @@ class TickStats:
     iterations: int = 0  # semi-naive iterations (one job each)
     facts: int = 0  # rows the tick hands on: final state, @next facts, messages in flight
     incremental: int = 0  # rules evaluated on the tick's new facts only (semi-naive across ticks)
+    persisted: int = 0  # rows persistence carries to the next tick (GC'd ones excluded)
+    collected: int = 0  # rows GC does not carry to the next tick
 
 
 @dataclass
@@ -97,10 +105,12 @@ class LoopState:
 
 class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
-                 edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None):
+                 edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
+                 gc: list | None = None):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
-        at their tick only (`.input` rows with a tick, see spark/inputs.py)."""
+        at their tick only (`.input` rows with a tick, see spark/inputs.py);
+        `gc`: the `GcRule`s to apply (analysis/gc.py)."""
         self.spark = spark
         self.names = JobNames(spark)  # names its jobs (strata, iterations); Engine.run gives its own
         self.stamped = dict(stamped or {})
@@ -113,7 +123,9 @@ class TickLoop:
         self._empties: dict = {}
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
         self.facts_at = self._text_facts()
-        growing = growing_relations(program, frozenset(self.stamped))
+        self.gc_plans = [RulePlan(g.as_rule(-1 - k), program, self.network.seed) for k, g in enumerate(gc or ())]
+        self.collected = frozenset(plan.rule.head.name for plan in self.gc_plans)
+        growing = growing_relations(program, frozenset(self.stamped), self.collected)
         self.carried = carried_relations(program, growing)
         self.differential = differential_rules(program, growing)
         self.static_pack = self._static_pack(self._static_frames(edb or {}))
@@ -285,16 +297,18 @@ class TickLoop:
                 current[n] = fresh if base is None else self._union([base, fresh])
                 if n in news_before:
                     news[n] = self._union([news_before[n], fresh])
-        pack, facts = self._pack(tick, start, stratum_packs, current, previous, state)
+        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, current, previous, state)
         incremental = len(self.differential) if news is not None else 0  # each is derived once a tick
-        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental))
+        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
+                                     persisted - collected, collected))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
         """The tick's starting facts as one pack (static facts, facts @tick,
         facts derived by @next, messages arriving now, the carried relations'
         final state of the previous tick: five branches whatever the number of
-        relations), a frame per relation reading it, and the carried relations'
+        relations, and one per collected relation: its final state less its
+        garbage), a frame per relation reading it, and the carried relations'
         new facts (all but those of the previous tick; None at the first tick)."""
         arriving = [p for p in (self._facts_pack(tick),) if p is not None]
         if previous is not None:
@@ -304,8 +318,10 @@ class TickLoop:
         if previous is not None and self.carried:
             # identity @next rules are not evaluated: the carried relations'
             # final state of the previous tick is read directly
-            names = ", ".join(f"'{n}'" for n in sorted(self.carried))
-            sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
+            names = ", ".join(f"'{n}'" for n in sorted(self.carried - self.collected))
+            if names:
+                sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
+            sources += [self.layout.part(n, STATE, self._surviving(previous, n)) for n in sorted(self.collected)]
         start = self._union(sources) if sources else None
         current = {name: self.layout.extract(start, name) if start is not None and name in self.may_start
                    else self._empty(name) for name in self.program.relations}
@@ -314,6 +330,12 @@ class TickLoop:
             new_pack = self._union(arriving)
             news = {name: self.layout.extract(new_pack, name) for name in self.carried}
         return start, current, news
+
+    def _surviving(self, previous: DataFrame, name: str) -> DataFrame:
+        """Collected relation `name`'s final state in `previous` less its garbage."""
+        final = self.layout.extract(previous, name)
+        garbage = self.layout.extract(previous, name, GARBAGE)
+        return self._narrow(final.join(garbage.hint(JOIN_HINT), on=list(final.columns), how="left_anti"))
 
     def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
         """read(atom, occurrence) for the rule compiler; `delta` = (occurrence, frames)
@@ -411,18 +433,30 @@ class TickLoop:
         """`frame` materialised and counted with one job (a lazy local checkpoint
         is computed by the first job that reads it: here the count); the loop's
         partitions are then resized to the data."""
+        checkpoint, (rows,) = self._counted(frame, repartition)
+        return checkpoint, rows
+
+    def _counted(self, frame: DataFrame, repartition: bool = False, *conditions: str) -> tuple[DataFrame, tuple]:
+        """As `_checkpoint`, counting in the same job the rows and the rows
+        meeting each SQL condition."""
         if repartition and self.partitions > 1:
             frame = frame.repartition(self.partitions)
         checkpoint = frame.localCheckpoint(eager=False)
-        rows = checkpoint.count()
+        if conditions:
+            counts = tuple(checkpoint.agg(F.count(F.lit(1)), *[F.count(F.when(F.expr(c), 1))
+                                                               for c in conditions]).first())
+        else:
+            counts = (checkpoint.count(),)
         if self.fixed_partitions is None:
-            self.partitions = partitions_for(rows, self.most_partitions)
-        return checkpoint, rows
+            self.partitions = partitions_for(counts[0], self.most_partitions)
+        return checkpoint, counts
 
     def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, current: dict,
-              previous: DataFrame | None, state: LoopState) -> tuple[DataFrame, int]:
+              previous: DataFrame | None, state: LoopState) -> tuple[DataFrame, tuple]:
         """Everything that crosses the tick boundary, materialised with one job:
-        the final state (S), facts for the next tick (N), messages (M); and its rows."""
+        the final state (S), facts for the next tick (N), messages (M), the
+        facts GC collects (G); and its rows, its S rows of persisted relations
+        and its G rows."""
         parts = ([start] if start is not None else []) + derived_parts
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
@@ -437,9 +471,13 @@ class TickLoop:
                 arrival = arrival_sql(self.network, name, row, SOURCE_COLUMN, tick)
                 parts.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
                                               arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
+        parts += [self.layout.part(plan.rule.head.name, GARBAGE, plan.evaluate(reader, tick, self._narrow))
+                  for plan in self.gc_plans]
         if previous is not None:
             parts.append(previous.where(f"__kind = '{MESSAGE}' AND __arrival > {tick}"))
         if not parts:
             parts.append(self.layout.part(next(iter(self.layout.names)), STATE,
                                           self._empty(next(iter(self.layout.names)))))
-        return self._checkpoint(self.layout.distinct(self._union(parts), self.partitions))
+        persisted = ", ".join(f"'{n}'" for n in sorted(self.program.persisted)) or "NULL"
+        return self._counted(self.layout.distinct(self._union(parts), self.partitions), False,
+                             f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")

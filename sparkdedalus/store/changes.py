@@ -1,7 +1,7 @@
 """A tick's changes, per relation, and packs and relations rebuilt from them (Spark).
 
 The rows of a relation's table (columns: see `sparkdedalus.store.layout`):
-S and N rows are differences between consecutive ticks, so a fact that holds
+S, N and G rows are differences between consecutive ticks, so a fact that holds
 for 1,000 ticks is written twice at most (when it appears and when it
 disappears), and a relation that does not change at a tick gets no row and no
 commit. A row is in the relation's kind K at the end of tick k iff the sum of
@@ -10,6 +10,9 @@ their send tick; a message is in the pack of tick k iff it was sent at k, or
 sent before k and arrives after k. The store keeps what the engine's pack
 holds (the engine carries persisted relations through their S rows, without N
 copies), so a pack rebuilt from the tables equals the pack that was committed.
+A fact garbage collection drops at the end of tick t (a G row of t) gets a
+-1 S row at t+1 unless something derives it again: time travel shows it
+through tick t and not after.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, LongType, StringType, StructField, StructType
 
-from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.pack import Layout
 from sparkdedalus.store.layout import ARRIVAL, KIND, OP, SRC, TICK
 
@@ -36,7 +39,7 @@ def table_schema(layout: Layout, name: str, columns) -> StructType:
 
 
 def tick_diff(pack: DataFrame, previous: DataFrame | None, tick: int, layout: Layout) -> DataFrame:
-    """The changes of `tick` in pack form plus `__op` and `__tick`: S and N rows
+    """The changes of `tick` in pack form plus `__op` and `__tick`: S, N and G rows
     of `pack` not in `previous` (+1) and the reverse (-1), and the messages sent
     at `tick` (+1). A lazy plan with one shuffle (none at the first tick)."""
     current = pack.where((F.col("__kind") != MESSAGE) | (F.col("__sent") == tick))
@@ -70,7 +73,7 @@ def relation_changes(diff: DataFrame, name: str, layout: Layout, columns, after:
 
 
 def _present(table: DataFrame, columns, tick: int, kinds) -> DataFrame:
-    """(kind, columns...) of the S/N rows holding at the end of `tick`."""
+    """(kind, columns...) of the rows of `kinds` (not messages) holding at the end of `tick`."""
     upto = table.where((F.col(TICK) <= tick) & F.col(KIND).isin(*kinds))
     return (upto.groupBy(KIND, *columns).agg(F.sum(OP).alias("__n"))
             .where(F.col("__n") > 0).drop("__n"))
@@ -83,15 +86,16 @@ def relation_at(table: DataFrame, columns, tick: int) -> DataFrame:
 
 def pack_parts(table: DataFrame, name: str, columns, tick: int, layout: Layout) -> list[DataFrame]:
     """Relation `name`'s rows of the engine's pack of `tick`, rebuilt from its
-    table: S and N rows, and the messages sent at `tick` or in flight after it."""
+    table: S, N and G rows, and the messages sent at `tick` or in flight after it."""
     columns = list(columns)
     fields = layout.schemas[name].fields
     values = [F.col(f"`{c}`").cast(f.dataType).alias(f.name) for c, f in zip(columns, fields)]
-    present = _present(table, columns, tick, [STATE, NEXT])
+    present = _present(table, columns, tick, [STATE, NEXT, GARBAGE])
     messages = table.where((F.col(KIND) == MESSAGE) & (F.col(TICK) <= tick)
                            & ((F.col(TICK) == tick) | (F.col(ARRIVAL) > tick)))
     return [layout.part(name, STATE, present.where(F.col(KIND) == STATE).select(*values)),
             layout.part(name, NEXT, present.where(F.col(KIND) == NEXT).select(*values)),
+            layout.part(name, GARBAGE, present.where(F.col(KIND) == GARBAGE).select(*values)),
             layout.part(name, MESSAGE, messages.select(*values, TICK, ARRIVAL, SRC),
                         sent=f"`{TICK}`", arrival=f"`{ARRIVAL}`", source=f"`{SRC}`")]
 

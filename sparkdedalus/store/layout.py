@@ -10,7 +10,8 @@ c0, c1, ... otherwise; the first is the location) and five bookkeeping columns:
     _tick     bigint   the tick of the change (a message: its send tick)
     _kind     string   the row kinds of the engine's pack (sparkdedalus.spark.columns):
                        S the tick's final state; N derived by @next for tick+1;
-                       M a message sent at _tick
+                       M a message sent at _tick; G a fact of the final state that
+                       garbage collection drops after _tick
     _op       tinyint  +1 the row appears at _tick, -1 it disappears (messages: +1)
     _arrival  bigint   messages: the arrival tick, NULL when the network lost it
     _src      string   messages: the sender's location
