@@ -109,6 +109,8 @@ PACKAGES = ["udfs", "sparkdedalus.syntax", "sparkdedalus.checks", "sparkdedalus.
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_package_imports_alone(package):
-    result = subprocess.run([sys.executable, "-c", f"import {package}"], cwd=REPO, capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
+    # judged by what it printed: delta-rs can abort at interpreter exit after a good import
+    # (exit 134, "terminate called without an active exception"; an upstream teardown race)
+    result = subprocess.run([sys.executable, "-c", f"import {package}; print('imported')"], cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip() == "imported", result.stderr

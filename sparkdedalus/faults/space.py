@@ -113,9 +113,13 @@ class Space:
 
     def sample(self, n: int, seed: int = 0) -> list:
         """`n` distinct scenarios drawn at random (all of them when n >= len)."""
+        return [self[i] for i in self.sample_indices(n, seed)]
+
+    def sample_indices(self, n: int, seed: int = 0) -> list:
+        """The sorted indices of the scenarios `sample(n, seed)` draws."""
         if n >= self.count:
-            return list(self)
+            return list(range(self.count))
         draw, chosen = random.Random(seed), set()
         while len(chosen) < n:
             chosen.add(draw.randrange(self.count))
-        return [self[i] for i in sorted(chosen)]
+        return sorted(chosen)

@@ -1,7 +1,8 @@
 """Partitioning sealing (scaling paper, B.4) over the desugared form of a
 sealed output: a batch of facts sent with their number, which the receiver
-treats as complete once it has them all. The dialect has no `seal` head yet;
-this module works on the rules the sugar stands for (names as in the paper):
+treats as complete once it has them all. This module works on the rules a
+`seal<..>` head stands for (checks/seal.py desugars it; names as in the paper),
+written by hand or by the sugar:
 
     out(D, K.., X..)@async :- ...;              // sender: the facts of batch K
     outCount(D, K.., count<*>)@async :- ...;    // sender: their number (also a

@@ -51,10 +51,12 @@ def add_parser(commands) -> None:
     faults.add_argument("--store", metavar="PATH", help=f"store the {STORED} smallest counterexamples as runs under PATH")
     faults.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
     faults.add_argument("--remote", metavar="URL", help="use Spark Connect at URL")
+    faults.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[],
+                        help="a Spark setting for the session the command creates (repeatable)")
     faults.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     faults.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
     add_hidden_strict(faults)
-    faults.set_defaults(handler=handle)
+    faults.set_defaults(handler=handle, ui=False)
 
 
 def handle(args, new_session=None) -> int:
@@ -62,7 +64,9 @@ def handle(args, new_session=None) -> int:
     --master or --remote asks for, as `run` makes it)."""
     from sparkdedalus.faults.space import MAX_SCENARIOS, Space
     from sparkdedalus.program import Program
+    from sparkdedalus.shell.run import conf_settings
     options = _options(args)
+    args.conf_settings = conf_settings(args.conf)
     program = Program.from_files(*args.files, strict=args.strict)
     _check_program(program, options["nodes"])
     try:

@@ -31,6 +31,7 @@ from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint
+from sparkdedalus.spark.jobnames import JobNames
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import Layout
 from sparkdedalus.syntax import ast
@@ -102,6 +103,7 @@ class TickLoop:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py)."""
         self.spark = spark
+        self.names = JobNames(spark)  # names its jobs (strata, iterations); Engine.run gives its own
         self.stamped = dict(stamped or {})
         self.fixed_partitions = partitions
         self.most_partitions = partitions or max_partitions(spark)
@@ -258,7 +260,8 @@ class TickLoop:
             names = sorted({r.head.name for r in rules})
             news_before = dict(news or {})
             if stratum.recursive:
-                found, rounds = self._recursive(rules, names, current, news, tick, state)
+                with self.names.scope("stratum", stratum.index):
+                    found, rounds = self._recursive(rules, names, current, news, tick, state)
                 iterations += rounds
                 parts = [self.layout.part(n, STATE, found[n]) for n in names]
             else:
@@ -377,6 +380,7 @@ class TickLoop:
             frame = self._derive(rule, current, news, tick, state)
             if frame is not None:
                 derived[rule.head.name].append(frame)
+        self.names.step("iteration", 1)
         (deltas,), count = self._materialise({n: self._new_facts(n, derived[n], current[n]) for n in names})
         found = {n: [deltas[n]] for n in names}
         accumulated = {n: [current[n], deltas[n]] for n in names}
@@ -390,6 +394,7 @@ class TickLoop:
                     if atom.name in names and reads_current_tick(atom, tick):
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
                         new[rule.head.name].append(plan.evaluate(read, tick, self._narrow))
+            self.names.step("iteration", iterations + 1)
             (deltas,), count = self._materialise({n: self._new_facts(n, new[n], full[n]) for n in names})
             iterations += 1
             for n in names:

@@ -37,6 +37,8 @@ def _expr(expr) -> tuple[str, int]:
         return f"{format_expr(expr.left, prec)} {expr.op} {format_expr(expr.right, prec + 1)}", prec
     if isinstance(expr, ast.Aggregate):
         return f"{expr.func}<{expr.var.name if expr.var else '*'}>", _ATOMIC
+    if isinstance(expr, ast.Seal):
+        return f"seal<{', '.join(v.name for v in expr.vars)}>", _ATOMIC
     raise TypeError(f"not an expression: {expr!r}")
 
 
