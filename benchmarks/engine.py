@@ -893,6 +893,10 @@ def main(argv=None) -> int:
                         help="time limit per run of tc, sg and pt (transitive closure, same generation, points-to; s)")
     parser.add_argument("--tc-sizes", default=None, metavar="N,N,...",
                         help="transitive-closure graph sizes in nodes (2 edges a node; default 500,1500,5000)")
+    parser.add_argument("--sg-sizes", default=None, metavar="N,N,...",
+                        help="same-generation forest sizes in nodes (default 500,2000,10000)")
+    parser.add_argument("--pt-sizes", default=None, metavar="N,N,...",
+                        help="points-to program sizes in methods of 20 variables (default 100,500,2000)")
     parser.add_argument("--run-budget", type=float, default=None,
                         help="seconds after which an engine run starts no new tick (partial results are reported)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
@@ -915,6 +919,9 @@ def main(argv=None) -> int:
                      sg=[500, 2000, 10000], pt=[100, 500, 2000], reference_up_to={"sg": 0, "pt": 100})
     if args.tc_sizes:
         sizes["tc"] = [(int(n), 2 * int(n)) for n in args.tc_sizes.split(",")]
+    for key in ("sg", "pt"):
+        if getattr(args, f"{key}_sizes"):
+            sizes[key] = [int(n) for n in getattr(args, f"{key}_sizes").split(",")]
     if args.tc_limit is not None:
         sizes["tc_limit"] = args.tc_limit
     if args.run_budget is not None:

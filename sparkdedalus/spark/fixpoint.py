@@ -176,7 +176,8 @@ class ArrowFixpoint:
                 out[n] = self.schemas[n].empty_table()
                 continue
             candidates = _distinct(pa.concat_tables(frames))
-            out[n] = candidates.join(total[n], keys=candidates.column_names, join_type="left anti") \
+            # Acero hashes the right side: the candidates (small), not the total (growing)
+            out[n] = total[n].join(candidates, keys=candidates.column_names, join_type="right anti") \
                 if total[n].num_rows else candidates
         return out
 
@@ -193,7 +194,9 @@ class ArrowFixpoint:
                 result = result.append_column("__x", pa.repeat(pa.scalar(0, pa.int8()), result.num_rows))
                 table = table.append_column("__x", pa.repeat(pa.scalar(0, pa.int8()), table.num_rows))
                 shared = ["__x"]
-            result = result.join(table, keys=shared, join_type="inner")
+            # Acero hashes the right side: the smaller one
+            result = result.join(table, keys=shared, join_type="inner") if table.num_rows <= result.num_rows \
+                else table.join(result, keys=shared, join_type="inner")
             if "__x" in result.column_names:
                 result = result.drop_columns(["__x"])
             if not result.num_rows:
