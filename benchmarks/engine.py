@@ -29,6 +29,14 @@ else there (the JVM's standard output is sent to standard error). Every line has
   (benchmarks/programs/transitive_closure_bench.ded, 1 tick), a hand-written PySpark
   semi-naive loop, DuckDB's recursive CTE; each with a time limit, a timeout reported as
   {"status": "timeout"}. Sizes grow until the full size; the pair counts must agree;
+- "same_generation": benchmarks/programs/same_generation_bench.ded (a non-linear
+  recursion: sg(L, X, Y) :- sg(L, X, Z), sg(L, Z, Y)) on a seeded forest
+  (benchmarks/recursion_workloads.py), 1 tick, against a semi-naive loop in DuckDB
+  (its recursive CTE cannot read sg twice) and, at the small sizes, the reference
+  evaluator: counts and an order-free digest of sg must agree;
+- "points_to": benchmarks/programs/andersen_bench.ded (Andersen's points-to analysis, pts
+  and hpts mutually recursive) over a seeded generated program whose tens of thousands
+  of facts are read with `.input` from Parquet files, checked the same way;
 - "text_facts": a program with many facts in its text (half at every tick, half stamped
   over 10 ticks), the tick loop's set-up (plan build and the static facts' job) and its
   ticks, with the facts loaded from Arrow (the engine's choice above
@@ -57,6 +65,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import reduce
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,6 +73,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 PROGRAMS = REPO / "benchmarks" / "programs"
+sys.path.insert(0, str(REPO / "benchmarks"))
+import recursion_workloads as rw  # noqa: E402 - after the path
+
 
 BUSY: list = []  # threads that outlived their time limit (driver-side planning cannot be cancelled)
 
@@ -463,7 +475,176 @@ def tc_engine(spark, edges: list):
     edb = {"edge": spark.createDataFrame([("g", x, y) for x, y in edges], "g string, src bigint, dst bigint")}
     run = Engine(spark).run(program, ticks=1, edb=edb, keep_history=False)
     pairs = run.relation("path", 1).count()
-    return {"pairs": pairs, "iterations": run.stats[0].iterations, "tick_seconds": round(run.stats[0].seconds, 3)}
+    return {"pairs": pairs, **engine_facts(spark, run)}
+
+
+def engine_facts(spark, run) -> dict:
+    """How the engine ran a one-tick recursion: its fixpoint setting (spark/fixpoint.py;
+    the Arrow fixpoint runs no iteration job), the iteration jobs, the tick's seconds."""
+    from sparkdedalus.spark.fixpoint import ARROW, SETTING
+
+    return {"fixpoint": spark.conf.get(SETTING, ARROW), "iterations": run.stats[0].iterations,
+            "tick_seconds": round(run.stats[0].seconds, 3)}
+
+
+def fingerprint_sql(columns: list) -> str:
+    """An order-free digest of a relation's integer columns (the same in Spark and DuckDB)."""
+    key = reduce(lambda a, b: f"(({a}) * 1000003 + {b})", [f"CAST({c} AS BIGINT)" for c in columns])
+    return f"sum(({key}) % 1000000007)"
+
+
+def spark_digest(frame, columns: list) -> dict:
+    row = frame.selectExpr("count(*) AS n", f"{fingerprint_sql(columns)} AS d").first()
+    return {"count": row["n"], "digest": int(row["d"] or 0)}
+
+
+def duck_digest(con, table: str, columns: list) -> dict:
+    n, d = con.execute(f"SELECT count(*), {fingerprint_sql(columns)} FROM {table}").fetchone()
+    return {"count": n, "digest": int(d or 0)}
+
+
+# ------------------------------------------------------------------ 7b. same generation, points-to
+def sg_engine(spark, par: list) -> dict:
+    from sparkdedalus import Program
+    from sparkdedalus.spark.engine import Engine
+
+    program = Program.from_files(str(PROGRAMS / "same_generation_bench.ded"))
+    edb = {"par": spark.createDataFrame([("g", x, p) for x, p in par], "l string, x bigint, p bigint")}
+    run = Engine(spark).run(program, ticks=1, edb=edb, keep_history=False)
+    sg = run.relation("sg", 1)
+    return {"sg": spark_digest(sg, sg.columns[1:]), **engine_facts(spark, run)}
+
+
+def pt_program(directory: Path, facts: dict) -> Path:
+    """andersen_bench.ded with its four relations read with `.input` from Parquet files
+    written to `directory` (one location "p"); the program file's path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = {"alloc": ["v", "o"], "assign": ["v", "w"], "store": ["v", "f", "w"], "load": ["v", "w", "f"]}
+    lines = [(PROGRAMS / "andersen_bench.ded").read_text()]
+    for name, names in columns.items():
+        rows = facts[name]
+        table = pa.table({"l": pa.array(["p"] * len(rows), pa.string()),
+                          **{c: pa.array([r[i] for r in rows], pa.int64()) for i, c in enumerate(names)}})
+        pq.write_table(table, directory / f"{name}.parquet")
+        lines.append(f'.input {name} from "{name}.parquet"')
+    path = directory / "andersen.ded"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def pt_engine(spark, path: Path) -> dict:
+    from sparkdedalus import Program
+    from sparkdedalus.spark.engine import Engine
+
+    run = Engine(spark).run(Program.from_files(str(path)), ticks=1, keep_history=False)
+    pts, hpts = run.relation("pts", 1), run.relation("hpts", 1)
+    return {"pts": spark_digest(pts, pts.columns[1:]), "hpts": spark_digest(hpts, hpts.columns[1:]),
+            **engine_facts(spark, run)}
+
+
+def duck_timed(seconds: float, fn):
+    """fn(con) on a fresh DuckDB connection, interrupted after `seconds`."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(f"PRAGMA threads={os.cpu_count() or 2}")
+    timer = threading.Timer(seconds, con.interrupt)
+    started = time.perf_counter()
+    timer.start()
+    try:
+        value = fn(con)
+        return "ok", value, round(time.perf_counter() - started, 3)
+    except Exception as exc:  # noqa: BLE001 - interrupted or failed: reported
+        status = "timeout" if time.perf_counter() - started >= seconds else f"error: {exc}"
+        return status, None, round(time.perf_counter() - started, 3)
+    finally:
+        timer.cancel()
+        con.close()
+
+
+def reference_digests(program, relations: list, edb=None, inputs_dir=None) -> dict:
+    """The reference evaluator's facts of `relations` at tick 1, digested like the others."""
+    import duckdb
+
+    from sparkdedalus.reference.evaluator import run as reference_run
+
+    trace = reference_run(program, 1, edb=edb, inputs_dir=inputs_dir)
+    con, out = duckdb.connect(), {}
+    for name in relations:
+        rows = sorted(trace.relation(name, 1))
+        width = len(rows[0]) - 1 if rows else 2
+        columns = [f"c{i}" for i in range(width)]
+        con.execute(f"CREATE TABLE r_{name} ({', '.join(c + ' BIGINT' for c in columns)})")
+        if rows:
+            con.executemany(f"INSERT INTO r_{name} VALUES ({', '.join('?' * width)})", [r[1:] for r in rows])
+        out[name] = duck_digest(con, f"r_{name}", columns)
+    return out
+
+
+def recursion_workload(spark, jobs, kind: str, sizes: list, seed: int, limit: float, reference_up_to: int):
+    """Same generation (kind "sg", sizes in nodes) or points-to ("pt", sizes in methods):
+    DuckDB's semi-naive loop and the engine on the same seeded input, their results'
+    counts and digests compared, and at sizes up to `reference_up_to` the reference
+    evaluator's too."""
+    import tempfile
+
+    from sparkdedalus import Program
+
+    relations = ["sg"] if kind == "sg" else ["pts", "hpts"]
+    gave_up = None
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as tmp:
+            if kind == "sg":
+                par = rw.same_generation_graph(size, seed)
+                inputs = {"par": len(par)}
+                status, value, seconds = duck_timed(limit, lambda con: (
+                    rw.duckdb_same_generation(con, par, count_only=True), {"sg": duck_digest(con, "t_sg", ["x", "y"])}))
+                engine = lambda: sg_engine(spark, par)  # noqa: E731
+                reference = lambda: reference_digests(  # noqa: E731
+                    Program.from_files(str(PROGRAMS / "same_generation_bench.ded")), relations,
+                    edb={"par": [("g", x, p) for x, p in par]})
+            else:
+                facts = rw.points_to_facts(size, seed)
+                inputs = {name: len(rows) for name, rows in facts.items()}
+                path = pt_program(Path(tmp), facts)
+                status, value, seconds = duck_timed(limit, lambda con: (
+                    rw.duckdb_points_to(con, facts, count_only=True),
+                    {"pts": duck_digest(con, "t_pts", ["v", "o"]), "hpts": duck_digest(con, "t_hpts", ["o1", "f", "o2"])}))
+                engine = lambda: pt_engine(spark, path)  # noqa: E731
+                reference = lambda: reference_digests(Program.from_files(str(path)), relations)  # noqa: E731
+            results = {"duckdb": {"status": status, "seconds": seconds, **(value[1] if value else {})}}
+            log(f"{kind} {size}: duckdb {status} {seconds}s")
+            if gave_up is not None:
+                results["engine"] = {"status": f"skipped: did not finish at size {gave_up}"}
+            else:
+                status, value, seconds = limited(spark, jobs, f"{kind}-engine-{size}", limit, engine)
+                jobs.group("bench")
+                jobs.settle()
+                ids = jobs.ids(f"{kind}-engine-{size}")
+                stages, tasks = jobs.work(ids)
+                results["engine"] = {"status": status, "seconds": seconds, **(value or {}), "spark_jobs": len(ids),
+                                     "stages": stages, "tasks": tasks}
+                if status != "ok":
+                    gave_up = size
+                log(f"{kind} {size}: engine {status} {seconds}s")
+            if size <= reference_up_to:
+                started = time.perf_counter()
+                results["reference"] = {"status": "ok", **reference(),
+                                        "seconds": round(time.perf_counter() - started, 3)}
+            finished = [r for r in results.values() if r["status"] == "ok"]
+            agree = ({json.dumps({n: r[n] for n in relations}, sort_keys=True) for r in finished} if finished
+                     else set())
+            engine_s = results["engine"]["seconds"] if results["engine"]["status"] == "ok" else None
+            duck_s = results["duckdb"]["seconds"] if results["duckdb"]["status"] == "ok" else None
+            emit("same_generation" if kind == "sg" else "points_to", size=size,
+                 size_unit="nodes" if kind == "sg" else "methods", inputs=inputs, seed=seed,
+                 workload=rw.SAME_GENERATION_WORKLOAD if kind == "sg" else rw.POINTS_TO_WORKLOAD,
+                 time_limit_seconds=limit, results_agree=len(agree) == 1 if finished else None,
+                 all_finished=len(finished) == len(results), results=results,
+                 engine_over_duckdb=ratio(engine_s, duck_s))
+        gc.collect()
 
 
 def tc_pyspark(spark, edges: list):
@@ -705,10 +886,17 @@ def large_input(spark, jobs, rows: int, ticks: int, formats: list, limit: float)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,inputs",
-                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,inputs "
+    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,sg,pt,inputs",
+                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,sg,pt,inputs "
                              "(the floor is always measured)")
-    parser.add_argument("--tc-limit", type=float, default=None, help="time limit per transitive-closure run (s)")
+    parser.add_argument("--tc-limit", type=float, default=None,
+                        help="time limit per run of tc, sg and pt (transitive closure, same generation, points-to; s)")
+    parser.add_argument("--tc-sizes", default=None, metavar="N,N,...",
+                        help="transitive-closure graph sizes in nodes (2 edges a node; default 500,1500,5000)")
+    parser.add_argument("--sg-sizes", default=None, metavar="N,N,...",
+                        help="same-generation forest sizes in nodes (default 500,2000,10000)")
+    parser.add_argument("--pt-sizes", default=None, metavar="N,N,...",
+                        help="points-to program sizes in methods of 20 variables (default 100,500,2000)")
     parser.add_argument("--run-budget", type=float, default=None,
                         help="seconds after which an engine run starts no new tick (partial results are reported)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
@@ -721,12 +909,19 @@ def main(argv=None) -> int:
     if args.quick:  # a smoke test: every measurement, tiny sizes
         sizes = dict(floor_reps=3, floor_warmup=1, tpc=(4, 3, 3, 2), bc_sizes=[3, 30], bc_ticks=3, bc_from=2,
                      creep=(30, 6, (2, 3), (5, 6)), growth=(5, 6, (2, 3), (5, 6)), tc=[(50, 100)],
-                     tc_limit=120, run_budget=300, text_facts=(500, 3), large_input=(10_000, 3, ["parquet"]))
+                     tc_limit=120, run_budget=300, text_facts=(500, 3), large_input=(10_000, 3, ["parquet"]),
+                     sg=[60], pt=[10], reference_up_to={"sg": 60, "pt": 10})
     else:
         sizes = dict(floor_reps=20, floor_warmup=5, tpc=(100, 5, 30, 5), bc_sizes=[3, 30, 300, 3000], bc_ticks=12,
                      bc_from=5, creep=(30, 200, (5, 15), (190, 200)), growth=(50, 60, (5, 15), (50, 60)),
                      tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600,
-                     text_facts=(50_000, 10), large_input=(1_000_000, 3, ["parquet", "delta"]))
+                     text_facts=(50_000, 10), large_input=(1_000_000, 3, ["parquet", "delta"]),
+                     sg=[500, 2000, 10000], pt=[100, 500, 2000], reference_up_to={"sg": 0, "pt": 100})
+    if args.tc_sizes:
+        sizes["tc"] = [(int(n), 2 * int(n)) for n in args.tc_sizes.split(",")]
+    for key in ("sg", "pt"):
+        if getattr(args, f"{key}_sizes"):
+            sizes[key] = [int(n) for n in getattr(args, f"{key}_sizes").split(",")]
     if args.tc_limit is not None:
         sizes["tc_limit"] = args.tc_limit
     if args.run_budget is not None:
@@ -759,6 +954,10 @@ def main(argv=None) -> int:
         ("creep", lambda: tick_creep(spark, jobs, floor_seconds, *sizes["creep"], args.edb_as, 2.5 * budget)),
         ("growth", lambda: growing_graph(spark, jobs, *sizes["growth"], budget=2 * budget)),
         ("tc", lambda: transitive_closure(spark, jobs, sizes["tc"], seed=4, limit=sizes["tc_limit"])),
+        ("sg", lambda: recursion_workload(spark, jobs, "sg", sizes["sg"], 4, sizes["tc_limit"],
+                                          sizes["reference_up_to"]["sg"])),
+        ("pt", lambda: recursion_workload(spark, jobs, "pt", sizes["pt"], 4, sizes["tc_limit"],
+                                          sizes["reference_up_to"]["pt"])),
         ("inputs", lambda: (text_facts(spark, jobs, *sizes["text_facts"], limit=budget),
                             large_input(spark, jobs, *sizes["large_input"], limit=budget))),
     ]

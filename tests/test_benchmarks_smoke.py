@@ -3,19 +3,30 @@ but JSON lines on stdout, every measurement is there, and the results in it are 
 
 Slow: each starts its own Spark session and runs every workload at small sizes
 (a few minutes on a busy 2-core machine). Run them with
-`pytest -m slow tests/test_benchmarks_smoke.py`.
+`pytest -m slow tests/test_benchmarks_smoke.py`. Not slow: the DuckDB loops the
+recursion benchmarks check the engine against give the reference evaluator's facts
+(benchmarks/recursion_workloads.py, no Spark).
 """
 
 from __future__ import annotations
 
+import doctest
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
+from sparkdedalus import Program
+from sparkdedalus.reference import run as reference_run
+
 REPO = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("recursion_workloads", REPO / "benchmarks" / "recursion_workloads.py")
+rw = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rw)
 
 
 def quick_run(script: str, *args: str) -> list[dict]:
@@ -98,3 +109,52 @@ def test_quick_overhead_benchmark_prints_every_measurement():
     every = {line["commit_every"]: line for line in lines if line["measurement"] == "commit_every"}
     assert (every[1]["ticks"], every[1]["commits"], every[2]["ticks"], every[2]["commits"]) == (3, 3, 4, 2)
     assert all(line["store_seconds_per_tick"] > 0 for line in every.values())
+
+
+def reference_facts(name: str, relations: list, edb: dict) -> list:
+    program = Program.from_files(str(REPO / "benchmarks" / "programs" / name))
+    trace = reference_run(program, 1, edb=edb)
+    return [{row[1:] for row in trace.relation(r, 1)} for r in relations]
+
+
+def test_recursion_workloads_doc_examples():
+    assert doctest.testmod(rw).failed == 0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_duckdb_same_generation_gives_the_reference_facts(seed):
+    par = rw.same_generation_graph(60, seed, tree=20)
+    (expected,) = reference_facts("same_generation_bench.ded", ["sg"], {"par": [("g", x, p) for x, p in par]})
+    assert rw.duckdb_same_generation(duckdb.connect(), par) == expected
+    assert rw.duckdb_same_generation(duckdb.connect(), par, count_only=True) == len(expected)
+    siblings = {(x, y) for x, p in par for y, q in par if p == q}
+    assert expected > siblings  # the recursion added cousins to the children of one parent
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_duckdb_points_to_gives_the_reference_facts(seed):
+    facts = rw.points_to_facts(6, seed)
+    edb = {name: [("p", *row) for row in rows] for name, rows in facts.items()}
+    pts, hpts = reference_facts("andersen_bench.ded", ["pts", "hpts"], edb)
+    assert hpts and len(pts) > len(facts["alloc"])  # the heap and the assignments both carried objects
+    assert rw.duckdb_points_to(duckdb.connect(), facts) == (pts, hpts)
+    wrong = dict(facts, assign=[])  # without assignments, only allocations: the comparison says no
+    assert rw.duckdb_points_to(duckdb.connect(), wrong) != (pts, hpts)
+
+
+@pytest.mark.slow
+def test_quick_recursion_steps_agree():
+    """tc, sg and pt alone: the engine, DuckDB (and the PySpark loop, the reference
+    evaluator) agree on the results."""
+    by_kind: dict = {}
+    for line in quick_run("engine.py", "--only", "tc,sg,pt"):
+        by_kind.setdefault(line["measurement"], []).append(line)
+    (tc,) = by_kind["transitive_closure"]
+    assert tc["pair_counts_agree"] is True and tc["results"]["engine"]["fixpoint"] == "arrow", tc
+    assert tc["results"]["engine"]["iterations"] == 0  # the Arrow fixpoint ran: no iteration job
+    for kind, relations in (("same_generation", ["sg"]), ("points_to", ["pts", "hpts"])):
+        (line,) = by_kind[kind]
+        assert line["all_finished"] and line["results_agree"], line
+        assert set(line["results"]) == {"duckdb", "engine", "reference"}
+        assert all(line["results"]["engine"][r]["count"] > 0 for r in relations)
+    assert by_kind["done"][0]["failed_steps"] == 0

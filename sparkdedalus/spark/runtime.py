@@ -36,6 +36,7 @@ from sparkdedalus.inputs import TICK
 from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
+from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint
 from sparkdedalus.spark.jobnames import JobNames
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import Layout
@@ -121,6 +122,7 @@ class TickLoop:
         self.network = network or Network()
         self.layout = Layout(program.relations)
         self._empties: dict = {}
+        self._fixpoints: dict = {}  # stratum relations -> ArrowFixpoint or None
         self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
         self.facts_at = self._text_facts()
         self.gc_plans = [RulePlan(g.as_rule(-1 - k), program, self.network.seed) for k, g in enumerate(gc or ())]
@@ -252,6 +254,7 @@ class TickLoop:
         edges = [e for e in dependency_graph(self.program.rules) if e.time == "now"]
         order = list(reversed(strongly_connected(list(self.program.relations), edges)))
         rank = {rel: i for i, comp in enumerate(order) for rel in comp}
+        self.component = rank  # relation -> its same-tick component, in dependency order
         out = {}
         for stratum in self.program.strata:
             rules = [self.program.rules[i] for i in stratum.rules]
@@ -366,7 +369,34 @@ class TickLoop:
     def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
                    state: LoopState) -> tuple[dict, int]:
         """A recursive stratum, semi-naive: its relations' new facts (not in
-        `current` before) and the number of iterations (jobs)."""
+        `current` before) and the number of iterations (jobs). With the Arrow
+        fixpoint allowed, the stratum runs component by component in dependency
+        order, each component the Arrow fixpoint takes (spark/fixpoint.py)
+        costing no job of its own, the others the general loop."""
+        if not self._arrow_allowed(rules, news):
+            return self._loop(rules, names, current, news, tick, state)
+        components: dict = {}
+        for rule in rules:  # in dependency order (_rule_order)
+            components.setdefault(self.component[rule.head.name], []).append(rule)
+        current = dict(current)
+        found, iterations = {}, 0
+        for group in components.values():
+            group_names = sorted({r.head.name for r in group})
+            arrow = self._arrow_fixpoint(group, group_names)
+            if arrow is not None:
+                new = arrow.frames(current, 4 * self.most_partitions if arrow.partitioned else 1)
+            else:
+                new, rounds = self._loop(group, group_names, current, news, tick, state)
+                iterations += rounds
+            for n in group_names:
+                found[n] = new[n]
+                current[n] = self._union([current[n], new[n]])
+        return found, iterations
+
+    def _loop(self, rules, names: list, current: dict, news: dict | None, tick: int,
+              state: LoopState) -> tuple[dict, int]:
+        """The general semi-naive loop of a recursive stratum (or component):
+        one job per iteration."""
         derived: dict = {n: [] for n in names}
         for rule in rules:
             frame = self._derive(rule, current, news, tick, state)
@@ -398,6 +428,21 @@ class TickLoop:
                 accumulated = {n: [whole[n]] for n in names}
                 found = {n: [news_so_far[n]] for n in names}
         return {n: self._union(found[n]) for n in names}, iterations
+
+    def _arrow_allowed(self, rules, news: dict | None) -> bool:
+        """Whether the session allows the Arrow fixpoint (`spark.sparkdedalus.fixpoint`)
+        and the stratum's rules do not run on new facts only this tick (semi-naive
+        across ticks keeps the general loop)."""
+        return self.spark.conf.get(SETTING, ARROW) == ARROW and (
+            news is None or not any(r.index in self.differential for r in rules))
+
+    def _arrow_fixpoint(self, rules, names: list) -> ArrowFixpoint | None:
+        """A component compiled for the Arrow fixpoint, or None when a rule
+        needs more than joins (compiled once)."""
+        key = tuple(names)
+        if key not in self._fixpoints:
+            self._fixpoints[key] = ArrowFixpoint.compile(rules, names, self.program)
+        return self._fixpoints[key]
 
     def _new_facts(self, name: str, frames: list, known: DataFrame) -> DataFrame:
         """The distinct rows of `frames` not in `known`."""
