@@ -4,7 +4,8 @@ JVM-free readers import it).
 A relation's rows are columns `c0..cn-1` (`relation_columns`); a message also
 carries its sender in `SOURCE_COLUMN`. A pack row has a kind: `STATE` (a fact of
 the tick's final state), `NEXT` (derived by @next for the next tick) or
-`MESSAGE` (sent this tick).
+`MESSAGE` (sent this tick). With a partitioner (spark/partitioner.py) a frame
+also carries its facts' bucket in `PARTITION_COLUMN`.
 
 >>> relation_columns(3)
 ['c0', 'c1', 'c2']
@@ -13,6 +14,7 @@ the tick's final state), `NEXT` (derived by @next for the next tick) or
 from __future__ import annotations
 
 SOURCE_COLUMN = "__src"
+PARTITION_COLUMN = "__p"
 STATE, NEXT, MESSAGE = "S", "N", "M"
 
 

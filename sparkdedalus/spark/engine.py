@@ -106,7 +106,8 @@ class Engine:
 
     def run(self, program: Program, ticks: int, network: Network | None = None, edb: dict | None = None,
             keep_history: bool = True, partitions: int | None = None, progress=None, store: str | None = None,
-            resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None) -> Run:
+            resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None,
+            policy: bool = True) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
         rows holding at every tick; `.input` files are read relative to
         `inputs_dir` (default: the declaring file's directory). Without
@@ -120,13 +121,18 @@ class Engine:
         committed to Delta tables as soon as it is computed, only the packs the
         loop still needs stay in memory, and `Run.relation` reads the tables
         (time travel). `resume=True` continues the run stored there from its last
-        committed tick. `store_writer`: "auto", "spark" or "delta-rs"."""
+        committed tick. `store_writer`: "auto", "spark" or "delta-rs".
+
+        A tick in more than one partition has its facts hash-partitioned by the
+        analyses' distribution policies (by location where a component has
+        none), so that a component's joins shuffle nothing; `policy=False`
+        leaves the shuffles to Spark (docs/engine.md)."""
         if ticks < 1:
             raise ValueError("ticks must be at least 1")
         static, stamped = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
         for name, frame in (edb or {}).items():
             static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
-        loop = TickLoop(self.spark, program, network, static, partitions, stamped)
+        loop = TickLoop(self.spark, program, network, static, partitions, stamped, policy)
         state = LoopState()
         keep = {lit.time.tick for r in program.rules for lit in r.positive_atoms + r.negated_atoms
                 if isinstance(lit.time, TickTime)}
@@ -141,8 +147,8 @@ class Engine:
             if writer is not None and writer.last_tick:
                 for k in keep:
                     if k <= writer.last_tick:
-                        state.packs[k] = writer.pack_at(k)
-                previous = writer.resume_pack()
+                        state.packs[k] = loop.layout.adopt(writer.pack_at(k))
+                previous = loop.layout.adopt(writer.resume_pack())
                 state.packs[writer.last_tick] = previous
                 first = writer.last_tick + 1
             for tick in range(first, ticks + 1):

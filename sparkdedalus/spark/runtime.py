@@ -7,11 +7,16 @@ counts its deltas). What crosses the tick boundary — the final state, @next
 facts and messages in flight — is packed into one frame, `localCheckpoint`ed
 and counted: one Spark job per tick for a non-recursive program, and lineage
 cut every tick, so that tick 500 plans like tick 5. A tick below
-ROWS_PER_PARTITION rows runs in one partition: one task, no shuffle.
+ROWS_PER_PARTITION rows runs in one partition: one task, no shuffle. A larger
+one runs in the session's partitions, every frame hash-partitioned by its
+facts' buckets (spark/partitioner.py: the analyses' distribution policies), so
+that only facts changing bucket are shuffled; `policy=False` leaves the
+partitioning of joins to Spark instead (one shuffle per join).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from functools import reduce
@@ -27,11 +32,12 @@ from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.inputs import TICK
-from sparkdedalus.spark.columns import MESSAGE, NEXT, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.columns import MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import Layout
+from sparkdedalus.spark.partitioner import Partitioner
 from sparkdedalus.syntax import ast
 from udfs.registry import spark_string_sql
 
@@ -71,6 +77,17 @@ def partitions_for(rows: int, most: int) -> int:
     return max(1, min(most, -(-rows // ROWS_PER_PARTITION)))
 
 
+def exchanges(frame: DataFrame) -> int | None:
+    """Exchange operators (shuffles, broadcasts) in `frame`'s physical plan, an
+    exchange the plan reuses once; None where the plan cannot be seen (Spark
+    Connect)."""
+    jdf = getattr(frame, "_jdf", None)
+    if jdf is None:
+        return None
+    plan = jdf.queryExecution().executedPlan().toString()
+    return len(re.findall(r"^[\s:+|-]*(?:Broadcast)?Exchange\b", plan, re.MULTILINE))
+
+
 def reads_current_tick(atom: ast.Atom, tick: int) -> bool:
     """Whether a body atom reads the tick being computed: no qualifier, `@T`
     (entanglement) or `@k` with k the current tick."""
@@ -84,6 +101,7 @@ class TickStats:
     iterations: int = 0  # semi-naive iterations (one job each)
     facts: int = 0  # rows the tick hands on: final state, @next facts, messages in flight
     incremental: int = 0  # rules evaluated on the tick's new facts only (semi-naive across ticks)
+    exchanges: int | None = None  # Exchange operators in the physical plans of the tick's jobs
 
 
 @dataclass
@@ -96,10 +114,12 @@ class LoopState:
 
 class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
-                 edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None):
+                 edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
+                 policy: bool = True):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
-        at their tick only (`.input` rows with a tick, see spark/inputs.py)."""
+        at their tick only (`.input` rows with a tick, see spark/inputs.py).
+        `policy`: partition by the distribution policies (see the module)."""
         self.spark = spark
         self.stamped = dict(stamped or {})
         self.fixed_partitions = partitions
@@ -107,9 +127,15 @@ class TickLoop:
         self.partitions = partitions or 1  # resized to the data after every materialisation
         self.program = program
         self.network = network or Network()
-        self.layout = Layout(program.relations)
+        self.partitioner = Partitioner(program, self.most_partitions) if policy else None
+        self.layout = Layout(program.relations, self.partitioner)
         self._empties: dict = {}
-        self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
+        self._exchanges: int | None = 0  # of the tick being run
+        self._pack_partitions = None  # the partitions the previous pack was built in
+        self._tick_partitions = None  # the partitions the tick being run started in
+        self.plans = {r.index: RulePlan(r, program, self.network.seed,
+                                        self.partitioner is not None and self.partitioner.local(r))
+                      for r in program.rules}
         self.facts_at = self._text_facts()
         growing = growing_relations(program, frozenset(self.stamped))
         self.carried = carried_relations(program, growing)
@@ -145,13 +171,16 @@ class TickLoop:
                   for values, f in zip(columns, schema.fields)]
         return self.spark.createDataFrame(pa.Table.from_arrays(arrays, names=schema.fieldNames()), schema)
 
-    def _empty(self, name: str) -> DataFrame:
-        """An empty frame the optimiser recognises as empty and prunes (built once)."""
-        if name not in self._empties:
+    def _empty(self, name: str, bucket: bool = False) -> DataFrame:
+        """An empty frame the optimiser recognises as empty and prunes (built
+        once); with `bucket`, with the partition column if the loop has one."""
+        columns = self.layout.bucket if bucket else []
+        if (name, bool(columns)) not in self._empties:
             schema = self.layout.schemas[name]
-            self._empties[name] = self.spark.range(0, 1, 1, 1).selectExpr(
-                *[f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in schema.fields]).where("false")
-        return self._empties[name]
+            self._empties[name, bool(columns)] = self.spark.range(0, 1, 1, 1).selectExpr(
+                *[f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in schema.fields],
+                *[f"CAST(NULL AS INT) AS {c}" for c in columns]).where("false")
+        return self._empties[name, bool(columns)]
 
     def _text_facts(self) -> dict:
         """The program's facts stamped with a tick, {tick: {relation: rows}};
@@ -214,15 +243,24 @@ class TickLoop:
         self.static_names = set(frames)
         if not frames:
             return None
-        pack, _ = self._checkpoint(self._union([self.layout.part(n, STATE, f) for n, f in frames.items()]),
-                                   repartition=True)
+        pack = self._union([self.layout.part(n, STATE, f) for n, f in frames.items()])
+        if self.partitioner is not None:
+            pack = pack.repartition(self.most_partitions, PARTITION_COLUMN)
+        elif self.partitions > 1:
+            pack = pack.repartition(self.partitions)
+        pack, _ = self._checkpoint(pack)
         return pack
 
     def _facts_pack(self, tick: int) -> DataFrame | None:
         parts = [self.layout.part(n, STATE, self._frame(n, r)) for n, r in self.facts_at.get(tick, {}).items()]
         parts += [self.layout.part(name, STATE, frame.where(F.col(TICK) == tick).drop(TICK))
                   for name, (frame, ticks) in self.stamped.items() if tick in ticks]
-        return self._union(parts) if parts else None
+        if not parts:
+            return None
+        if self.partitioner is None or self.partitions == 1:
+            return self._union(parts)
+        # moved to their buckets once, for every plan of the tick that reads them
+        return self._counted(self._spread(self._union(parts))).localCheckpoint(eager=False)
 
     def _may_start(self) -> set:
         """Relations that can have facts at the start of a tick."""
@@ -247,6 +285,7 @@ class TickLoop:
     # ---------------------------------------------------------------- one tick
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
+        self._exchanges = 0
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         iterations = 0
@@ -274,17 +313,18 @@ class TickLoop:
             # Cut the plan here: later strata read a checkpoint leaf instead of
             # re-embedding this stratum's plan at every use. Lazy: it is computed
             # by the tick's one job, not by a job of its own.
-            derived_pack = self._union(parts).localCheckpoint(eager=False)
+            derived_pack = self._counted(self._union(parts)).localCheckpoint(eager=False)
             stratum_packs.append(derived_pack)
             for n in names:
-                base = self.layout.extract(start, n) if start is not None and n in self.may_start else None
-                fresh = self.layout.extract(derived_pack, n)
+                base = self.layout.read(start, n) if start is not None and n in self.may_start else None
+                fresh = self.layout.read(derived_pack, n)
                 current[n] = fresh if base is None else self._union([base, fresh])
                 if n in news_before:
                     news[n] = self._union([news_before[n], fresh])
         pack, facts = self._pack(tick, start, stratum_packs, current, previous, state)
         incremental = len(self.differential) if news is not None else 0  # each is derived once a tick
-        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental))
+        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
+                                     self._exchanges))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
@@ -304,12 +344,15 @@ class TickLoop:
             names = ", ".join(f"'{n}'" for n in sorted(self.carried))
             sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
         start = self._union(sources) if sources else None
-        current = {name: self.layout.extract(start, name) if start is not None and name in self.may_start
-                   else self._empty(name) for name in self.program.relations}
+        self._tick_partitions = self.partitions
+        if previous is not None and self.partitioner is not None and self._pack_partitions != self.partitions:
+            start = self._spread(start)  # the previous pack is not in this tick's partitions
+        current = {name: self.layout.read(start, name) if start is not None and name in self.may_start
+                   else self._empty(name, bucket=True) for name in self.program.relations}
         news = None
         if previous is not None:
             new_pack = self._union(arriving)
-            news = {name: self.layout.extract(new_pack, name) for name in self.carried}
+            news = {name: self.layout.read(new_pack, name) for name in self.carried}
         return start, current, news
 
     def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
@@ -321,8 +364,8 @@ class TickLoop:
             if not reads_current_tick(atom, tick):
                 k = atom.time.tick
                 if k > tick or k not in state.packs:
-                    return self._empty(atom.name)
-                return self.layout.extract(state.packs[k], atom.name, STATE)
+                    return self._empty(atom.name, bucket=True)
+                return self.layout.read(state.packs[k], atom.name, STATE)
             return current[atom.name]
         return read
 
@@ -333,8 +376,9 @@ class TickLoop:
         (`news`): None when no atom can have any."""
         plan = self.plans[rule.index]
         if news is None or rule.index not in self.differential:
-            return plan.evaluate(self._reader(current, tick, state), tick, self._narrow)
-        frames = [plan.evaluate(self._reader(current, tick, state, delta=(i, news)), tick, self._narrow)
+            return self._placed(rule, plan.evaluate(self._reader(current, tick, state), tick, self._narrow))
+        frames = [self._placed(rule, plan.evaluate(self._reader(current, tick, state, delta=(i, news)), tick,
+                                                   self._narrow))
                   for i, atom in enumerate(plan.positive) if atom.name in news]
         return self._union(frames) if frames else None
 
@@ -359,7 +403,7 @@ class TickLoop:
                 for occurrence, atom in enumerate(plan.positive):
                     if atom.name in names and reads_current_tick(atom, tick):
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
-                        new[rule.head.name].append(plan.evaluate(read, tick, self._narrow))
+                        new[rule.head.name].append(self._placed(rule, plan.evaluate(read, tick, self._narrow)))
             (deltas,), count = self._materialise({n: self._new_facts(n, new[n], full[n]) for n in names})
             iterations += 1
             for n in names:
@@ -374,7 +418,7 @@ class TickLoop:
 
     def _new_facts(self, name: str, frames: list, known: DataFrame) -> DataFrame:
         """The distinct rows of `frames` not in `known`."""
-        candidates = self._union(frames) if frames else self._empty(name)
+        candidates = self._union(frames) if frames else self._empty(name, bucket=True)
         return self._narrow(candidates.distinct().join(known.hint(JOIN_HINT), on=list(known.columns),
                                                        how="left_anti"))
 
@@ -386,7 +430,7 @@ class TickLoop:
         pack, rows = self._checkpoint(self._union([self.layout.part(n, kind, f)
                                                    for kind, group in zip(kinds, groups)
                                                    for n, f in group.items()]))
-        found = [{n: self.layout.extract(pack, n, kind) for n in group} for kind, group in zip(kinds, groups)]
+        found = [{n: self.layout.read(pack, n, kind) for n in group} for kind, group in zip(kinds, groups)]
         return found, rows
 
     # ---------------------------------------------------------------- partitioning
@@ -402,16 +446,39 @@ class TickLoop:
     def _union(self, frames: list[DataFrame]) -> DataFrame:
         return self._narrow(reduce(DataFrame.unionAll, frames))
 
-    def _checkpoint(self, frame: DataFrame, repartition: bool = False) -> tuple[DataFrame, int]:
+    def _spread(self, frame: DataFrame) -> DataFrame:
+        """`frame` (with the partition column) hash-partitioned by it into the
+        loop's partitions: a shuffle, unless the loop runs in one."""
+        return frame.repartition(self.partitions, PARTITION_COLUMN) if self.partitions > 1 else self._narrow(frame)
+
+    def _placed(self, rule, frame: DataFrame, spread: bool = True) -> DataFrame:
+        """What `rule` derives, with the partition column when the loop has one:
+        a `local` plan's facts stay in their bucket, the others' are put in
+        theirs (and, with `spread`, moved there)."""
+        if self.partitioner is None:
+            return frame
+        if self.plans[rule.index].partitioned and rule.delivery != "async":
+            return self.partitioner.settle(rule, frame)
+        placed = self.partitioner.place(rule.head.name, frame)
+        return self._spread(placed) if spread else placed
+
+    def _counted(self, frame: DataFrame) -> DataFrame:
+        """`frame`, its plan's exchanges added to the tick's."""
+        found = exchanges(frame)
+        self._exchanges = None if found is None or self._exchanges is None else self._exchanges + found
+        return frame
+
+    def _checkpoint(self, frame: DataFrame) -> tuple[DataFrame, int]:
         """`frame` materialised and counted with one job (a lazy local checkpoint
         is computed by the first job that reads it: here the count); the loop's
-        partitions are then resized to the data."""
-        if repartition and self.partitions > 1:
-            frame = frame.repartition(self.partitions)
-        checkpoint = frame.localCheckpoint(eager=False)
+        partitions are then resized to the data (with a partitioner: one, or
+        all it has buckets for)."""
+        checkpoint = self._counted(frame).localCheckpoint(eager=False)
         rows = checkpoint.count()
         if self.fixed_partitions is None:
             self.partitions = partitions_for(rows, self.most_partitions)
+            if self.partitioner is not None and self.partitions > 1:
+                self.partitions = self.most_partitions
         return checkpoint, rows
 
     def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, current: dict,
@@ -419,22 +486,32 @@ class TickLoop:
         """Everything that crosses the tick boundary, materialised with one job:
         the final state (S), facts for the next tick (N), messages (M); and its rows."""
         parts = ([start] if start is not None else []) + derived_parts
+        moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
             if rule.delivery == "now" or rule.persistence:
                 continue
-            derived = self.plans[rule.index].evaluate(reader, tick, self._narrow)
+            derived = self._placed(rule, self.plans[rule.index].evaluate(reader, tick, self._narrow), spread=False)
             name = rule.head.name
+            local = self.partitioner is not None and self.plans[rule.index].partitioned and rule.delivery == "next"
             if rule.delivery == "next":
-                parts.append(self.layout.part(name, NEXT, derived))
+                (parts if local else moved).append(self.layout.part(name, NEXT, derived))
             else:
                 row = list(zip(self.layout.schemas[name].fieldNames(), self.program.relations[name].types))
                 arrival = arrival_sql(self.network, name, row, SOURCE_COLUMN, tick)
-                parts.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
+                moved.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
                                               arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
+        if moved:
+            parts.append(self._spread(self._union(moved)) if self.partitioner is not None else self._union(moved))
         if previous is not None:
             parts.append(previous.where(f"__kind = '{MESSAGE}' AND __arrival > {tick}"))
         if not parts:
             parts.append(self.layout.part(next(iter(self.layout.names)), STATE,
                                           self._empty(next(iter(self.layout.names)))))
-        return self._checkpoint(self.layout.distinct(self._union(parts), self.partitions))
+        pack = self._union(parts)
+        moved_partitions = self.partitions != self._tick_partitions \
+            or (previous is not None and self.partitions != self._pack_partitions)
+        if self.partitioner is not None and self.partitions > 1 and moved_partitions:
+            pack = self._spread(pack)  # parts read in other partitions
+        self._pack_partitions = self.partitions
+        return self._checkpoint(self.layout.distinct(pack, self.partitions))
