@@ -86,10 +86,9 @@ class Partitioner:
             for relation, key in keyed.items():
                 keys.setdefault(relation, set()).add(key)
         #: {relation: (column, via)}; the others are bucketed by location
-        self.keys = {r: k.pop() for r, k in keys.items() if len(k) == 1 and self._computable(r, *next(iter(k)))}
-
-    def _computable(self, relation: str, column: int, via: tuple) -> bool:
-        return all(f in FUNCTIONS and FUNCTIONS[f].inputs == 1 for f in via)
+        # a key through a function of several inputs is not computed here: by location
+        self.keys = {r: k.pop() for r, k in keys.items()
+                     if len(k) == 1 and all(FUNCTIONS[f].inputs == 1 for f in next(iter(k))[1])}
 
     def bucket_sql(self, name: str, prefix: str = "") -> str:
         """SQL of the bucket of a fact of `name` (not replicated) from its
