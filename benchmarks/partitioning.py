@@ -105,7 +105,8 @@ def run_once(spark, name: str, size: int, policy: bool, partitions: int | None) 
     file, edb_of = WORKLOADS[name]
     program = Program.from_files(str(PROGRAMS / file))
     started = time.perf_counter()
-    run = Engine(spark).run(program, TICKS, edb=edb_of(spark, size), policy=policy, partitions=partitions)
+    run = Engine(spark).run(program, TICKS, edb=edb_of(spark, size), policy=policy, partitions=partitions,
+                                 count_exchanges=True)
     total = time.perf_counter() - started
     per_tick = [{"tick": s.tick, "seconds": round(s.seconds, 3), "exchanges": s.exchanges, "facts": s.facts}
                 for s in run.stats]

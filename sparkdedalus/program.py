@@ -29,7 +29,7 @@ class Relation:
     types: tuple  # one of ast.TYPES per column
     pos: ast.Pos  # the declaration, or the first use
     declared: bool = False
-    auxiliary: bool = False  # a projection for a negated atom (checks/normalize.py), not in the source
+    auxiliary: str = ""  # not in the source, made by the front end: what it is for (checks/normalize.py, seal.py)
 
     @property
     def arity(self) -> int:
@@ -50,6 +50,7 @@ class Rule:
     index: int
     pos: ast.Pos = field(compare=False)
     persistence: bool = False  # an identity rule `r(X..)@next :- r(X..);`
+    sealed: str = ""  # the relation of the `seal` head this rule desugars (checks/seal.py)
 
     @property
     def positive_atoms(self) -> list[ast.Atom]:
@@ -121,6 +122,7 @@ class Program:
     persisted: frozenset  # relations carried by identity @next rules
     warnings: tuple = ()
     homes: tuple = ()  # location suffixes a rewrite introduced (`// @home "/x"`, docs/rewrites.md)
+    gc_annotations: tuple = ()  # `// @gc rel(args) when cond` (checks/gc_directives.py, docs/gc.md)
     sources: Sources = field(default_factory=Sources, repr=False)
 
     # -- construction
@@ -154,6 +156,12 @@ class Program:
     def edb(self) -> frozenset:
         """Relations no rule derives: facts, inputs, built-ins, undefined ones."""
         return frozenset(self.relations) - self.idb
+
+    @property
+    def declared_outputs(self) -> tuple:
+        """The `.output` relations (none: outputs default to every relation)."""
+        every = tuple(name for name, r in self.relations.items() if not r.auxiliary)
+        return () if tuple(self.outputs) == every else tuple(self.outputs)
 
     def render_warnings(self) -> str:
         return "\n".join(w.render(self.sources) for w in self.warnings)

@@ -100,3 +100,15 @@ def test_quick_store_benchmark_prints_every_measurement():
                for c in commits.values())
     storage = lines[3]
     assert storage["naive_rows"] > storage["store_rows"] > 0
+
+
+@pytest.mark.slow
+def test_quick_overhead_benchmark_prints_every_measurement():
+    lines = quick_run("overhead.py")
+    kinds = [line["measurement"] for line in lines]
+    assert kinds == ["load", "config", "codegen_run", "codegen_run", "codegen", "commit_every", "commit_every", "load"]
+    assert {line["mode"] for line in lines if line["measurement"] == "codegen_run"} == {"NO_CODEGEN", "FALLBACK"}
+    assert all(line["status"] == "ok" for line in lines if line["measurement"] == "codegen_run")
+    every = {line["commit_every"]: line for line in lines if line["measurement"] == "commit_every"}
+    assert (every[1]["ticks"], every[1]["commits"], every[2]["ticks"], every[2]["commits"]) == (3, 3, 4, 2)
+    assert all(line["store_seconds_per_tick"] > 0 for line in every.values())

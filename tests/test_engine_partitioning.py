@@ -71,8 +71,8 @@ def test_policy_partitioning_gives_the_reference_facts_with_fewer_exchanges(spar
     program = Program.from_files(str(EXAMPLES / f"{name}.ded"))
     trace = reference_run(program, ticks=ticks)
     expected = [{n: set(trace.at(t).get(n, ())) for n in program.relations} for t in range(1, ticks + 1)]
-    with_policy = Engine(spark).run(program, ticks, partitions=2)
-    without = Engine(spark).run(program, ticks, partitions=2, policy=False)
+    with_policy = Engine(spark).run(program, ticks, partitions=2, count_exchanges=True)
+    without = Engine(spark).run(program, ticks, partitions=2, policy=False, count_exchanges=True)
     assert facts_by_tick(with_policy, program, ticks) == expected
     assert facts_by_tick(without, program, ticks) == expected
     exchanges = [s.exchanges for s in with_policy.stats]

@@ -25,7 +25,7 @@ LAYERS = [
     ("sparkdedalus.program", 1), ("sparkdedalus.checks", 1), ("sparkdedalus.network", 1),
     ("sparkdedalus.inputs", 1),
     ("sparkdedalus.analysis", 2),
-    ("sparkdedalus.rewrite", 3),
+    ("sparkdedalus.rewrite", 3), ("sparkdedalus.faults", 3),
     ("sparkdedalus.reference", 4), ("sparkdedalus.spark", 4), ("sparkdedalus.store", 4),
     ("sparkdedalus.diagram", 5),
     ("sparkdedalus.shell", 6), ("sparkdedalus.testing", 6), ("sparkdedalus", 6),
@@ -109,6 +109,8 @@ PACKAGES = ["udfs", "sparkdedalus.syntax", "sparkdedalus.checks", "sparkdedalus.
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_package_imports_alone(package):
-    result = subprocess.run([sys.executable, "-c", f"import {package}"], cwd=REPO, capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
+    # judged by what it printed: delta-rs can abort at interpreter exit after a good import
+    # (exit 134, "terminate called without an active exception"; an upstream teardown race)
+    result = subprocess.run([sys.executable, "-c", f"import {package}; print('imported')"], cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip() == "imported", result.stderr

@@ -2,8 +2,7 @@
 the rewritten program checks, its facts spread over several partitions, and
 `equiv` sees no difference over 20 random-delay seeds. A hand-made wrong
 partitioning (routed by an attribute that is not the policy's key) shows a
-difference; partial policies are refused (exit 1), bad input is one line
-(exit 2)."""
+difference; bad input is one line (exit 2)."""
 
 from __future__ import annotations
 
@@ -107,16 +106,16 @@ def test_a_wrong_partitioning_is_not_equivalent(tmp_path, capsys):
     assert "different: seed" in capsys.readouterr().out
 
 
-def test_a_partial_policy_is_refused_with_its_reasons(tmp_path, capsys):
+def test_a_partial_policy_gets_the_coordinated_rewrite(tmp_path, capsys):
     # p is joined on Y with q in one rule and on X (with q's X) in the other: no key of p and q
-    # serves both rules, even through dependencies; only replicating p works (4.3, not done here)
+    # serves both rules, even through dependencies; replicating p works (4.3), and the
+    # partial partitioning of tests/test_rewrite_partial_partition.py applies
     src = tmp_path / "partial.ded"
     src.write_text("component k {\n    a(L, X, Y) :- p(L, X, Y), q(L, Y, Z);\n"
                    "    b(L, X) :- p(L, X, Y), q(L, X, Y);\n}\n")
-    assert main(["rewrite", str(src), "--partition", "k:2"]) == 1
-    err = capsys.readouterr().err
-    assert "its distribution policy is partial" in err
-    assert f"{src}:2:5: these rules need different keys of p, q" in err
+    assert main(["rewrite", str(src), "--partition", "k:2"]) == 0
+    out = capsys.readouterr().out
+    assert "k on 2 partitions (partial)" in out and "k replicates p on every partition" in out
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -174,7 +174,7 @@ def test_a_tick_half_written_is_invisible_and_redone(spark, tmp_path, layout, wr
         commit_all(store, {t: by_tick[t] for t in (1, 2)})
         from sparkdedalus.store import changes
         diff = changes.tick_diff(by_tick[3], by_tick[2], 3, store.layout)
-        store._writer.commit(store.table_path("q"), 3, changes.relation_changes(diff, "q", 3, store.layout,
+        store._writer.commit(store.table_path("q"), 3, changes.relation_changes(diff, "q", store.layout,
                                                                                  ("loc", "y", "w")))
     version = read.delta_table(path, "q").version()
     assert read.last_tick(path) == 2 and read.facts(path, 2)["q"] == set()  # the horizon hides tick 3

@@ -42,10 +42,12 @@ STEP_TIMEOUT = 600  # seconds a process may go without printing (a loaded machin
 class Writer:
     """One driver process in its own process group, its stdout read by a thread."""
 
-    def __init__(self, store: str, program: str, ticks: int, session: str, log: str, local_dir: str):
+    def __init__(self, store: str, program: str, ticks: int, session: str, log: str, local_dir: str,
+                 commit_every: int = 1):
         env = dict(os.environ, STORE_DRIVER_LOCAL_DIR=local_dir)
         self.log = open(log, "a")
-        self.proc = subprocess.Popen([sys.executable, DRIVER, store, program, str(ticks), NETWORK, session],
+        self.proc = subprocess.Popen([sys.executable, DRIVER, store, program, str(ticks), NETWORK, session,
+                                      str(commit_every)],
                                      stdout=subprocess.PIPE, stderr=self.log, text=True, env=env,
                                      start_new_session=True)
         self.started = time.monotonic()
@@ -95,7 +97,7 @@ class Writer:
         return code
 
 
-def check_store(path: str, trace) -> int:
+def check_store(path: str, trace, commit_every: int = 1) -> int:
     """The store as a reader finds it after a kill; returns its last committed tick."""
     import json
 
@@ -110,7 +112,7 @@ def check_store(path: str, trace) -> int:
             continue
         table = read.delta_table(path, name)
         rows = pa.table(table.to_pyarrow_table()).to_pylist()  # every data file of the table opens
-        assert max((r["_tick"] for r in rows), default=0) <= last + 1  # at most the tick being redone
+        assert max((r["_tick"] for r in rows), default=0) <= last + commit_every  # at most the ticks being redone
         ticks = [int(h.get("sparkdedalus.tick") or json.loads(h.get("userMetadata", "{}")).get("sparkdedalus.tick", 0))
                  for h in table.history()]
         assert sorted(ticks) == sorted(set(ticks)), (name, ticks)  # no tick committed twice to a table
@@ -190,14 +192,19 @@ def run_chain(root: str, session: str, seed: int, program_file: str, trace, repo
         assert store_differences(path, trace, range(1, ticks + 1)) == []
 
 
+def changing_program(tmp_path, ticks: int):
+    """The program file and its reference trace of `ticks` ticks."""
+    program_file = str(tmp_path / "changing.ded")
+    with open(program_file, "w") as handle:
+        handle.write(CHANGING)
+    return program_file, reference(Program.from_files(program_file), ticks, Network.parse(NETWORK))
+
+
 def kill_and_resume(tmp_path, chains: dict, ticks: int) -> list:
     """Chains of killed and resumed writers, one after the other (one JVM at a
     time); returns (session, run, mode, killed during a commit, last tick, finished)
     per kill."""
-    program_file = str(tmp_path / "changing.ded")
-    with open(program_file, "w") as handle:
-        handle.write(CHANGING)
-    trace = reference(Program.from_files(program_file), ticks, Network.parse(NETWORK))
+    program_file, trace = changing_program(tmp_path, ticks)
     report: list = []
     for session, seed in (("delta", 13), ("plain", 29)):
         root = str(tmp_path / session)
@@ -210,6 +217,36 @@ def test_a_few_killed_writers_resume_to_the_uninterrupted_result(tmp_path):
     report = kill_and_resume(tmp_path, {"delta": 2, "plain": 1}, ticks=6)
     assert len(report) >= 3
     assert sum(in_commit for _, _, _, in_commit, _, _ in report) >= 1, report
+
+
+def test_a_writer_killed_between_commits_resumes_from_the_last_commit(tmp_path):
+    """--commit-every 3: a writer killed after committing ticks 1..3, while it
+    computes ticks 4 and 5 (staged, not committed), leaves tick 3 as the last
+    commit and nothing of later ticks; the next writer redoes ticks 4.. and ends
+    with the uninterrupted result."""
+    program_file, trace = changing_program(tmp_path, 7)
+    path, log = str(tmp_path / "run"), str(tmp_path / "driver.log")
+    writer = Writer(path, program_file, 7, "delta", log, str(tmp_path), commit_every=3)
+    assert writer.wait_for(lambda line: line == "done 3", seen=0) == "done 3"
+    time.sleep(0.1)  # within tick 4
+    writer.kill()
+    printed = [line for line in writer.lines if line != "<eof>"]
+    assert printed[-1] == "done 3", printed  # killed between commits
+    assert [line for line in printed if line.startswith("begin ")] == ["begin 3"]
+    assert check_store(path, trace, commit_every=3) == 3
+    for name in read.relations(path):  # nothing beyond the commit point was written
+        assert max(pa_rows(path, name, "_tick"), default=0) <= 3
+    writer = Writer(path, program_file, 7, "delta", log, str(tmp_path), commit_every=3)
+    assert writer.finish() == 0, open(log).read()[-3000:]
+    assert writer.wait_for(lambda line: line.startswith("open "), seen=0) == "open 3"
+    assert [line for line in writer.lines if line.startswith("done ")] == ["done 6", "done 7"]
+    assert check_store(path, trace, commit_every=3) == 7
+    assert store_differences(path, trace, range(1, 8)) == []
+
+
+def pa_rows(path: str, name: str, column: str) -> list:
+    import pyarrow as pa
+    return pa.table(read.delta_table(path, name).to_pyarrow_table()).column(column).to_pylist()
 
 
 @pytest.mark.slow

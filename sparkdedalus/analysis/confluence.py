@@ -42,6 +42,11 @@ constant, the same at every tick).
 A negated relation's *guards* are the positive atoms of the rule (other than
 its head) over relations derived from it through an aggregate, such as a
 hand-written count of its facts: the analysis names them but never trusts them.
+What it trusts is *counted completion* (`analysis/coordination.py`, the
+pattern `rewrite --coordinate` adds): when the program holds that pattern for
+a relation p exactly, its rules are no points of order, and a negation or
+aggregation of p (or of a relation computed from p and constant relations at
+the same tick) is none in a local rule that waits with `notin p_incomplete(L)`.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('''.persist got
@@ -59,10 +64,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sparkdedalus.analysis import coordination
+from sparkdedalus.analysis.coordination import complete_with, part
 from sparkdedalus.analysis.growth import growing_relations
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import constant_relations
 from sparkdedalus.checks.dependencies import dependency_graph
+from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import Pos
 
@@ -125,6 +133,8 @@ def confluence(program) -> Confluence:
                for name in program.relations}
     growing = growing_relations(program, frozenset(i.name for i in program.inputs))
     constant = constant_relations(program)
+    counts = coordination.counted(program)
+    pattern = set().union(*(indices for _, indices in counts.values()))
 
     points = []
     for rule in program.rules_of("async"):
@@ -135,9 +145,11 @@ def confluence(program) -> Confluence:
                 f"{name} is sent by an async rule but not persisted: its facts hold only at the tick they "
                 f"arrive (guarded asynchrony: persist every async relation)"))
     for rule in program.rules:
-        if rule.persistence or not any(a.name in fed for a in rule.positive_atoms + rule.negated_atoms):
+        if rule.persistence or rule.index in pattern or not any(a.name in fed for a in
+                                                                   rule.positive_atoms + rule.negated_atoms):
             continue
-        points += _rule_points(rule, fed, sources, counted, growing, constant)
+        points += [p for p in _rule_points(rule, fed, sources, counted, growing, constant)
+                   if not _waits(p, rule, program, counts)]
     points = tuple(sorted(set(points), key=lambda p: (p.rule, p.pos, KINDS.index(p.kind), p.async_relation,
                                                       p.relation)))
 
@@ -150,8 +162,24 @@ def confluence(program) -> Confluence:
         reasons.append(Reason("no @async rule: the run does not depend on message delays" if not async_relations
                               else f"the async relations ({', '.join(async_relations)}) are persisted, and the "
                                    f"rules that read what they feed are positive joins of relations that "
-                                   f"only grow"))
+                                   f"only grow"
+                                   + "".join(f"; {p} is counted: the rules negating or aggregating what it feeds "
+                                             f"wait for {part(p, 'incomplete')} to end" for p in sorted(counts))))
     return Confluence(not points and not choices, points, tuple(reasons))
+
+
+def _waits(point, rule, program, counts) -> bool:
+    """Whether `point` (negation or aggregation) is over a relation complete
+    with a counted relation p whose messages it names, in a rule that waits
+    with `notin p_incomplete(L)`, L the location of the (local) rule
+    (analysis/coordination.py)."""
+    owner = next((p for p in counts if point.async_relation in (part(p, "send"), part(p, "count_send"))), None)
+    if (owner is None or point.kind not in ("negation", "aggregation") or not rule.positive_atoms
+            or len(location_terms(rule)) != 1):
+        return False
+    gate = ast.Atom(part(owner, "incomplete"), (rule.positive_atoms[0].args[0],))
+    return gate in rule.negated_atoms and (point.relation in complete_with(program, owner)
+                                           or point.relation == gate.name)
 
 
 def _reachable(start: str, successors: dict) -> frozenset:

@@ -1,6 +1,8 @@
-"""The report of `sparkdedalus explain`: relations, strata, whether the program
-is confluent (and its points of order), and per component its roles,
-distribution policy and decoupling candidates, with reasons.
+"""The report of `sparkdedalus explain`: relations, strata, the rules each
+`seal` head stands for, whether the program is confluent (and its points of
+order), what garbage collection can reclaim (`analysis/gc.py`), and per
+component its roles, distribution policy and decoupling candidates, with
+reasons.
 
 `report(program)` is the data (the JSON of `explain --format json`, schema in
 docs/analyses.md); `explain(program)` renders the same data as text.
@@ -19,10 +21,14 @@ import re
 
 from sparkdedalus.analysis.confluence import confluence
 from sparkdedalus.analysis.decoupling import decouplings
+from sparkdedalus.analysis.gc import gc_rules, not_collected
 from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.checks.dependencies import dependency_graph
+from sparkdedalus.checks.normalize import unwild
 from sparkdedalus.checks.stratification import temporal_cycles
+from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.printer import format_rule
 
 #: the version of the JSON schema (docs/analyses.md); bumped when a field changes meaning
 SCHEMA = 1
@@ -40,7 +46,7 @@ def report(program, component: str | None = None) -> dict:
         roles = ["IDB" if rel.name in derived else "EDB"]
         roles += ["persisted"] if rel.name in program.persisted else []
         roles += ["input"] if rel.name in inputs else []
-        roles += [f"auxiliary: what the negated atom at {rel.pos} reads"] if rel.auxiliary else []
+        roles += [f"auxiliary: {rel.auxiliary}"] if rel.auxiliary else []
         relations.append({"name": rel.name, "columns": [{"name": c, "type": t} for c, t in zip(rel.columns, rel.types)],
                           "roles": roles})
     strata = [{"index": s.index, "relations": sorted({program.rules[i].head.name for i in s.rules}),
@@ -55,14 +61,36 @@ def report(program, component: str | None = None) -> dict:
         "next": sorted({r.head.name for r in program.rules if r.delivery == "next" and not r.persistence}),
         "async": sorted({r.head.name for r in program.rules if r.delivery == "async"}),
         "persisted": sorted(program.persisted),
+        "sealed": _sealed(program),
         "temporal_cycles": [list(c) for c in temporal_cycles(list(program.relations),
                                                              dependency_graph(program.rules))],
         "confluent": verdict["confluent"],
         "points_of_order": verdict["points_of_order"],
         "confluence_reasons": verdict["reasons"],
+        "gc": {"rules": [rule.to_json() for rule in gc_rules(program)],
+               "kept": [{"relation": name, "reason": reason.to_json()}
+                        for name, reason in not_collected(program).items()]},
         "components": components,
         "warnings": len(program.warnings),
     }
+
+
+def _sealed(program) -> list:
+    """Per `seal` head, the rules it desugars into (checks/seal.py), as text."""
+    found: dict = {}
+    for rule in program.rules:
+        if rule.sealed:
+            entry = found.setdefault(rule.sealed, {"relation": rule.sealed, "where": str(rule.pos), "rules": []})
+            entry["rules"].append(_rule_text(rule))
+    return list(found.values())
+
+
+def _rule_text(rule) -> str:
+    if rule.persistence:
+        return f".persist {rule.head.name}"
+    body = tuple(ast.Negated(unwild(lit.atom), lit.pos) if isinstance(lit, ast.Negated)
+                 else unwild(lit) if isinstance(lit, ast.Atom) else lit for lit in rule.body)
+    return format_rule(ast.Rule(rule.head, rule.delivery, body))
 
 
 def _component(program, roles) -> dict:
@@ -92,6 +120,9 @@ def explain(program, component: str | None = None) -> str:
     lines.append(f"derived for the next tick (@next): {_names(data['next'])}")
     lines.append(f"sent over the network (@async): {_names(data['async'])}")
     lines.append(f"persisted: {_names(data['persisted'])}")
+    for seal in data["sealed"]:
+        lines.append(f"sealed {seal['relation']} (seal at {seal['where']}) desugars into:")
+        lines += [f"  {text}" for text in seal["rules"]]
     lines.append("cycles through negation or aggregation across ticks: "
                  + ("; ".join(" <-> ".join(c) for c in data["temporal_cycles"]) or "-"))
     if data["confluent"]:
@@ -102,6 +133,13 @@ def explain(program, component: str | None = None) -> str:
     lines.append("components:")
     for comp in data["components"]:
         lines += _component_text(comp)
+    lines.append("garbage collection (persisted facts dropped at the end of a tick):"
+                 if data["gc"]["rules"] else "garbage collection: nothing to reclaim")
+    for rule in data["gc"]["rules"]:
+        lines.append(f"  {rule['rule']}  ({rule['pattern']})")
+        lines += [f"    {_reason(r)}" for r in rule["reasons"]]
+    for kept in data["gc"]["kept"]:
+        lines.append(f"  kept: {_reason(kept['reason'])}")
     lines.append(f"warnings: {data['warnings']}")
     return "\n".join(lines)
 

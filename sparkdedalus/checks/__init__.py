@@ -17,6 +17,7 @@ from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.checks.stratification import stratify
 from sparkdedalus.checks.aggregates import check_aggregates
 from sparkdedalus.checks.arity import atom_occurrences, check_arities
+from sparkdedalus.checks.gc_directives import gc_directives
 from sparkdedalus.checks.locations import check_locations
 from sparkdedalus.checks.normalize import expand_persist, is_auxiliary, normalize
 from sparkdedalus.checks.safety import check_safety
@@ -48,14 +49,17 @@ def build_program(loaded, strict: bool = False) -> Program:
     relations = _relations(norm, arities, types)
     strata, errors = stratify(list(relations), norm.rules, dependency_graph(norm.rules))
     diagnostics += errors
+    persisted = frozenset(r.head.name for r in norm.rules if r.persistence)
+    annotations, errors = gc_directives(loaded.units, relations, persisted)
+    diagnostics += errors
     if any(d.is_error for d in diagnostics):
         raise DiagnosticError(_unique(diagnostics), loaded.sources)
     outputs = tuple(o.name for o in norm.outputs) or tuple(r for r in relations if not relations[r].auxiliary)
     return Program(
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
         outputs=outputs, strata=strata, components=tuple(norm.components),
-        persisted=frozenset(r.head.name for r in norm.rules if r.persistence), warnings=tuple(sorted(_unique(diagnostics))),
-        homes=home_directives(loaded.units), sources=loaded.sources)
+        persisted=persisted, warnings=tuple(sorted(_unique(diagnostics))),
+        homes=home_directives(loaded.units), gc_annotations=annotations, sources=loaded.sources)
 
 
 _HOME = re.compile(r'//\s*@home\s+("(?:\\.|[^"\\])*")\s*$')
@@ -95,8 +99,15 @@ def _relations(norm, arities: dict, types: dict) -> dict:
         if name in BUILTIN_RELATIONS and name not in first_use:
             continue
         relations[name] = Relation(name, columns, types[name], decl.pos if decl else first_use.get(name, ast.NOWHERE),
-                                   declared=decl is not None, auxiliary=is_auxiliary(name))
+                                   declared=decl is not None, auxiliary=_auxiliary(norm, name, first_use))
     return relations
+
+
+def _auxiliary(norm, name: str, first_use: dict) -> str:
+    """What a relation the front end made is for ("" for the user's)."""
+    if is_auxiliary(name):
+        return f"what the negated atom at {first_use.get(name, ast.NOWHERE)} reads"
+    return norm.auxiliary.get(name, "")
 
 
 def _undefined(norm) -> list[Diagnostic]:

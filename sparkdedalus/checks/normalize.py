@@ -1,4 +1,5 @@
-"""Turn loaded statements into program rules and facts: rename wildcards,
+"""Turn loaded statements into program rules and facts: desugar `seal` heads
+(checks/seal.py), rename wildcards,
 project existential variables out of negated atoms, expand `.persist`, collect
 declarations, reject what the later checks assume away (expressions inside body
 atoms, wildcards in heads, redefined built-ins)."""
@@ -7,8 +8,9 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from sparkdedalus.checks.seal import desugar_seals
 from sparkdedalus.program import BUILTIN_RELATIONS, Fact, Rule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
@@ -26,14 +28,17 @@ class Normalized:
     persist_decls: list = field(default_factory=list)  # (ast.PersistDecl, component)
     components: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # and the warnings about existential variables
+    sealed: dict = field(default_factory=dict)  # position of a seal rule -> the sealed relation
+    auxiliary: dict = field(default_factory=dict)  # relation made by a seal -> what it is for
 
 
 def normalize(placed, strict: bool = False) -> Normalized:
     """`strict`: a variable that occurs in negated atoms only is an error, not a warning."""
-    out = Normalized()
+    desugared = desugar_seals(placed)
+    out = Normalized(errors=desugared.errors, sealed=desugared.sealed, auxiliary=desugared.auxiliary)
     fresh = itertools.count(1)
     projections = itertools.count(1)
-    for item in placed:
+    for item in desugared.placed:
         stmt, component = item.statement, item.component
         if component not in out.components:
             out.components.append(component)
@@ -42,7 +47,8 @@ def normalize(placed, strict: bool = False) -> Normalized:
             body = tuple(_rename_wildcards(lit, fresh, out.errors) for lit in stmt.body)
             body, auxiliary = _project_existentials(stmt.head, body, fresh, projections,
                                                     "error" if strict else "warning", out.errors)
-            out.rules.append(Rule(stmt.head, stmt.delivery, body, component, len(out.rules), stmt.pos))
+            out.rules.append(Rule(stmt.head, stmt.delivery, body, component, len(out.rules), stmt.pos,
+                                  sealed=out.sealed.get(stmt.pos, "")))
             for head, atom in auxiliary:
                 out.rules.append(Rule(head, "now", (atom,), component, len(out.rules), head.pos))
         elif isinstance(stmt, ast.Fact):
@@ -78,7 +84,8 @@ def expand_persist(norm: Normalized, arities: dict) -> list[Diagnostic]:
         done.add(decl.name)
         args = tuple(ast.Var(f"X{i}", decl.pos) for i in range(1, arity + 1))
         atom = ast.Atom(decl.name, args, None, decl.pos)
-        norm.rules.append(Rule(atom, "next", (atom,), component, len(norm.rules), decl.pos, persistence=True))
+        norm.rules.append(Rule(atom, "next", (atom,), component, len(norm.rules), decl.pos, persistence=True,
+                               sealed=norm.sealed.get(decl.pos, "")))
     norm.rules[:] = [_mark_persistence(r) for r in norm.rules]
     return errors
 
@@ -98,7 +105,7 @@ def is_identity_next(rule: Rule) -> bool:
 def _mark_persistence(rule: Rule) -> Rule:
     if rule.persistence or not is_identity_next(rule):
         return rule
-    return Rule(rule.head, rule.delivery, rule.body, rule.component, rule.index, rule.pos, persistence=True)
+    return replace(rule, persistence=True)
 
 
 def _check_defined_name(atom: ast.Atom, errors: list) -> None:
@@ -157,6 +164,12 @@ def _has_wildcard(expr) -> bool:
 
 def is_wildcard(var: ast.Var) -> bool:
     return var.name.startswith("_#")
+
+
+def unwild(atom: ast.Atom) -> ast.Atom:
+    """`atom` with its renamed wildcards (`_#k`) written `_` again."""
+    args = tuple(ast.Wildcard(a.pos) if isinstance(a, ast.Var) and is_wildcard(a) else a for a in atom.args)
+    return ast.Atom(atom.name, args, atom.time, atom.pos)
 
 
 #: Auxiliary relations are named `rel-existsK`: `-` cannot occur in a source name.

@@ -2,8 +2,10 @@
 
 Written for clarity, not speed: relations are Python sets of tuples, rule bodies are
 evaluated binding by binding with plain loops, strata are iterated naively to a
-fixpoint. Every later engine is tested against it. docs/semantics.md states the
-semantics it implements, decision by decision.
+fixpoint. One concession: an atom with bound arguments looks its rows up in a
+hash index on those columns (`_lookup`), so that a state of thousands of facts
+does not make every tick quadratic. Every later engine is tested against it.
+docs/semantics.md states the semantics it implements, decision by decision.
 
 >>> from sparkdedalus import Program
 >>> program = Program.parse('p(N, X + 1)@next :- p(N, X), X < 2; p("a", 0)@1;')
@@ -17,17 +19,21 @@ A tick t, at all locations together (the location is the first column):
    and of `.input` relations (unstamped or stamped t), and the `crash` facts;
 2. the deductive rules run to fixpoint, stratum by stratum (`program.strata`);
 3. `@next` rules, on the final state of t, derive facts for t+1; `@async` rules, on
-   the final state of t, send messages whose arrival the `Network` decides.
+   the final state of t, send messages whose arrival the `Network` decides;
+4. with `gc=True`, a persisted fact that a GC rule (`analysis/gc.py`) matches on
+   the final state of t is not carried to t+1 by its persistence rule.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
+from sparkdedalus.analysis.gc import gc_rules
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.network import Network, choice_key
-from sparkdedalus.program import CRASH
+from sparkdedalus.program import CRASH, Rule
 from sparkdedalus.inputs import edb_rows, read_inputs
 from sparkdedalus.reference.trace import Message, Trace
 from sparkdedalus.output import sort_key
@@ -38,7 +44,7 @@ from udfs.registry import FUNCTIONS, spark_string
 
 
 def run(program, ticks: int, network: Network | None = None, edb: dict | None = None,
-        inputs_dir: str | None = None) -> Trace:
+        inputs_dir: str | None = None, gc: bool | list = False) -> Trace:
     """Evaluate `program` for ticks 1..`ticks`.
 
     `network` decides message delays and failures and seeds `choose` (default:
@@ -46,18 +52,24 @@ def run(program, ticks: int, network: Network | None = None, edb: dict | None = 
     rows that hold at every tick. `.input` files are read relative to `inputs_dir`
     when given, else to the program file that declares them. Raises `InputError`
     (one line) on bad input data and `EvaluationError` (a ValueError) when a value
-    does not fit its column (e.g. an integer overflow).
+    does not fit its column (e.g. an integer overflow). `gc`: True applies the
+    GC rules of `gc_rules(program)`, a list applies those `GcRule`s; the trace's
+    `stats` give the persisted rows carried after every tick either way.
     """
     if not isinstance(ticks, int) or isinstance(ticks, bool) or ticks < 1:
         raise ValueError(f"ticks must be an integer >= 1, not {ticks!r}")
-    evaluator = _Evaluator(program, network or Network(), edb_rows(program, edb) + read_inputs(program, inputs_dir))
+    collect = gc_rules(program) if gc is True else list(gc or ())
+    evaluator = _Evaluator(program, network or Network(), edb_rows(program, edb) + read_inputs(program, inputs_dir),
+                           collect)
     for tick in range(1, ticks + 1):
+        started = time.perf_counter()
         evaluator.run_tick(tick)
-    return Trace(program, evaluator.network, evaluator.history, evaluator.messages)
+        evaluator.stats[-1]["seconds"] = time.perf_counter() - started
+    return Trace(program, evaluator.network, evaluator.history, evaluator.messages, evaluator.stats)
 
 
 class _Evaluator:
-    def __init__(self, program, network: Network, input_rows: list[tuple]):
+    def __init__(self, program, network: Network, input_rows: list[tuple], collect: list):
         self.program = program
         self.network = network
         # (relation, tick or None, row) for program facts and input rows, typed once
@@ -66,21 +78,36 @@ class _Evaluator:
         self.crash_rows = frozenset()
         if CRASH in program.relations:
             self.crash_rows = network.crash_rows(program, {row[0] for _, _, row in input_rows})
-        self.plans = {rule.index: _plan(rule) for rule in program.rules}
+        # GC rules as rules `r(x̄) :- r(x̄), cond` with negative indices (for their plans)
+        self.collect = [Rule(g.target, "now", g.body(), "gc", -1 - k, g.relies_on[0]) for k, g in enumerate(collect)]
+        self.plans = {rule.index: _plan(rule) for rule in list(program.rules) + self.collect}
+        self.stats: list[dict] = []  # per tick: persisted rows carried, rows collected
+        self.indexes: dict = {}  # (id(rows), columns) -> (rows, len(rows), {values: [row]})
         self.history: list[dict] = []  # history[t - 1]: the final state of tick t
         self.arriving: dict = defaultdict(lambda: defaultdict(set))  # tick -> relation -> rows
         self.messages: list[Message] = []
 
     # ------------------------------------------------------------ one tick
     def run_tick(self, tick: int) -> None:
+        self.indexes.clear()
         state = self._initial_state(tick)
         for stratum in self.program.strata:
             self._fixpoint([self.program.rules[i] for i in stratum.rules], state, tick)
         final = {name: frozenset(rows) for name, rows in state.items()}
         self.history.append(final)
+        garbage = defaultdict(set)
+        for rule in self.collect:
+            garbage[rule.head.name] |= set(self._derive(rule, final, tick))
+        carried, collected = {}, 0
         for rule in self.program.rules_of("next"):
-            for row in self._derive(rule, final, tick):
-                self.arriving[tick + 1][rule.head.name].add(row)
+            rows = set(self._derive(rule, final, tick))
+            if rule.persistence:
+                collected += len(rows & garbage[rule.head.name])
+                rows -= garbage[rule.head.name]
+                carried[rule.head.name] = len(rows)
+            self.arriving[tick + 1][rule.head.name] |= rows
+        self.stats.append({"tick": tick, "persisted_rows": sum(carried.values()), "persisted": carried,
+                           "collected_rows": collected})
         self._send(final, tick)
 
     def _initial_state(self, tick: int) -> dict:
@@ -155,14 +182,14 @@ class _Evaluator:
         if kind == "atom":
             binding = _bind_tick(literal, binding, tick)
             if binding is not None:
-                for row in self._rows(literal, state, tick):
+                for row in self._lookup(literal, binding, state, tick):
                     matched = _match(literal.args, row, binding)
                     if matched is not None:
                         yield matched
         elif kind == "negated":
             timed = _bind_tick(literal, binding, tick)
             if timed is None or not any(_match(literal.args, row, timed) is not None
-                                        for row in self._rows(literal, state, tick)):
+                                        for row in self._lookup(literal, timed, state, tick)):
                 yield binding
         elif kind == "function":
             function = FUNCTIONS[literal.name]
@@ -181,6 +208,26 @@ class _Evaluator:
                     yield binding
             except NoValue:
                 pass
+
+    def _lookup(self, atom: ast.Atom, binding: dict, state: dict, tick: int):
+        """The rows of `atom` that agree with `binding` on its bound arguments
+        (constants and bound variables), by a hash index on those columns; the
+        caller still matches each one. Within a tick relations only grow, so an
+        index stays valid while its set keeps its size."""
+        rows = self._rows(atom, state, tick)
+        columns = tuple(i for i, arg in enumerate(atom.args) if isinstance(arg, ast.Const) or arg.name in binding)
+        if not columns or not rows:
+            return rows
+        entry = self.indexes.get((id(rows), columns))
+        if entry is None or entry[0] is not rows or entry[1] != len(rows):
+            index = defaultdict(list)
+            for row in rows:
+                index[tuple(row[i] for i in columns)].append(row)
+            entry = (rows, len(rows), index)
+            self.indexes[(id(rows), columns)] = entry
+        args = atom.args
+        return entry[2].get(tuple(args[i].value if isinstance(args[i], ast.Const) else binding[args[i].name]
+                                  for i in columns), ())
 
     def _rows(self, atom: ast.Atom, state: dict, tick: int):
         """The rows an atom reads: the current state, or a past tick's final

@@ -20,8 +20,12 @@ __all__ = ["Message", "Trace"]
 class Trace:
     """What a run computed. Ticks are 1..`ticks`."""
 
-    def __init__(self, program, network, history: list, messages: list):
+    def __init__(self, program, network, history: list, messages: list, stats: list | None = None):
         self.program = program
+        #: per tick: {"tick", "persisted_rows" (carried to the next tick by persistence
+        #: rules), "persisted" (the same per relation), "collected_rows" (dropped by
+        #: GC), "seconds"}
+        self.stats: list[dict] = stats or []
         self.network = network
         self._history = history  # history[t - 1]: relation -> frozenset of rows
         self.messages: list[Message] = messages

@@ -17,9 +17,15 @@ where a moved rule uses its location as data). For every relation C2 reads:
 - *constant* (EDB, and rules over EDB only, see `analysis.roles`): both nodes
   hold it: its facts and rules are copied to the new location.
 
+The state machine decoupling (A.4) forwards every relation C2 reads from the
+component instead, in sequenced batches, and the asymmetric one (A.5) sends
+what C2 derives and the rules that stay read back to the component in
+batches, holding C2's messages until the batch is acknowledged:
+`rewrite.batching` gives the rules of both (`MECHANISMS`).
+
 A rewrite refuses (`RewriteError`) what this mechanism cannot express: rules
-that stay reading what C2 derives, a location that is not a string, global
-observer rules, `.input` relations C2 reads.
+that stay reading what C2 derives (but in the asymmetric rewrite), a location
+that is not a string, global observer rules, `.input` relations C2 reads.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
@@ -44,13 +50,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sparkdedalus.analysis.functional import functional
 from sparkdedalus.analysis.roles import component_rules, constant_relations
+from sparkdedalus.analysis.state_machine import state_machine
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.checks.normalize import is_auxiliary
 from sparkdedalus.program import Program
+from sparkdedalus.rewrite import batching
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
+from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
+from sparkdedalus.syntax.printer import format_const
 from udfs.registry import FUNCTIONS
 
 
@@ -89,26 +100,46 @@ def check_name(program, name: str) -> None:
         raise RewriteError(f"new component name {name!r} is taken or not an identifier")
 
 
+def own_facts(program, component: str) -> set:
+    """The facts at the nodes of `component`, as far as the text tells: those
+    written in its block and, of the relations it has none written of, the
+    top-level ones. A fact written in another component's block (a
+    decoupling's copy at the new node) is that component's."""
+    own = {f.atom.name for f in program.facts if f.component == component}
+    return {f for f in program.facts if f.component == component
+            or f.component == DEFAULT_COMPONENT and f.atom.name not in own}
+
+
 def reads(rule) -> set:
     """The relations a rule reads (positive and negated atoms)."""
     return {a.name for a in rule.positive_atoms + rule.negated_atoms}
 
 
-def decouple(program, component: str, split, name: str, persist: bool = False) -> Program:
+#: how the moved rules get their inputs: "redirect" (3.1, 3.3), "persist"
+#: (3.2: forwarded copies persisted), "batch" (A.4.2: every input forwarded
+#: by the component in sequenced batches), "acknowledge" (A.5.1: the rules
+#: that stay may read what the moved rules derive, sent back in batches;
+#: the moved rules' messages wait for the acknowledgement of their batch)
+MECHANISMS = ("redirect", "persist", "batch", "acknowledge")
+
+
+def decouple(program, component: str, split, name: str, mechanism: str = "redirect") -> Program:
     """`program` with the rules `split` of `component` moved to the new
-    component `name` (see the module docstring); `persist`: persist the
-    forwarded relations at the new node."""
+    component `name` (see the module docstring) by `mechanism`."""
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism {mechanism!r} is not one of {', '.join(MECHANISMS)}")
     check_name(program, name)
     suffix = "/" + name
     split = set(split)
     constant = constant_relations(program)
     live = [r for r in program.rules if not r.persistence]
     moved = [r for r in live if r.index in split]
-    # rules over constant relations that C2 needs: copied to the new node
+    # rules over constant relations that C2 needs: copied to the new node (the component's own, if it has any)
     needed, todo = set(), [r for r in moved]
     while todo:
         for name_read in reads(todo.pop()) & constant:
-            for rule in program.defining_rules(name_read):
+            defining = program.defining_rules(name_read)
+            for rule in [r for r in defining if r.component == component] or defining:
                 if not rule.persistence and rule.index not in needed and rule.index not in split:
                     needed.add(rule.index)
                     todo.append(rule)
@@ -117,7 +148,9 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
     c2_reads = set().union(*(reads(r) for r in moved + copied)) - set(FUNCTIONS)
     outside_reads = set().union(*(reads(r) for r in stay))
     derived_moved = {r.head.name for r in moved}
-    for rule in stay:
+    fed_back = {r.head.name for r in moved if r.delivery != "async"} & outside_reads \
+        if mechanism == "acknowledge" else set()
+    for rule in stay if mechanism != "acknowledge" else ():  # it sends them back, in batches or as messages
         for atom in (rule.positive_atoms + rule.negated_atoms) if rule.component == component else ():
             if atom.name in derived_moved:
                 raise RewriteError(f"{atom.pos}: the rule for {rule.head.name} reads {atom.name}, "
@@ -128,37 +161,70 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
     inputs = {i.name for i in program.inputs}
     if c2_reads & inputs:
         raise RewriteError(f"the moved rules read the .input relation {sorted(c2_reads & inputs)[0]!r}")
-    forwarded = sorted(r for r in c2_reads - constant if r in outside_reads or any(
-        d.delivery != "async" for d in program.defining_rules(r) if d.index not in split and not d.persistence))
-    if set(forwarded) & derived_moved:
-        raise RewriteError(f"the moved rules derive {sorted(set(forwarded) & derived_moved)[0]!r}, "
+    if mechanism == "batch":
+        forwarded = sorted(c2_reads - constant - derived_moved)
+        shared = {r.head.name for r in stay if r.head.name in derived_moved}
+    else:
+        forwarded = sorted(r for r in c2_reads - constant - fed_back if r in outside_reads or any(
+            d.delivery != "async" for d in program.defining_rules(r) if d.index not in split and not d.persistence))
+        shared = set(forwarded) & derived_moved
+    if mechanism == "acknowledge":
+        shared |= {r.head.name for r in stay} & derived_moved
+    if shared:
+        raise RewriteError(f"the moved rules derive {sorted(shared)[0]!r}, "
                            f"which the rules that stay derive or read too")
     redirected = c2_reads - constant - set(forwarded)
-    renames = {r: f"{r}_{name}" for r in forwarded}
+    arity = {r: program.relations[r].arity for r in program.relations}
+    if mechanism == "batch":
+        batch = batching.channel(name, {r: arity[r] for r in forwarded}, forwarded, f"Lr == L + {format_const(suffix)}")
+        renames = dict(batch.sealed)
+    else:
+        renames = {r: f"{r}_{name}" for r in forwarded}
+        batch = batching.channel(name, {r: arity[r] for r in sorted(fed_back)}, {
+            renames.get(r, r): arity[r] for r in sorted(c2_reads - constant - derived_moved)}, "home(L, Lr)",
+            held=fed_back - state_machine(program, sorted(split)).existence) if fed_back else None
+    outputs = {r.head.name: arity[r.head.name] for r in moved
+               if r.delivery == "async" and r.head.name not in c2_reads} if fed_back else {}
+    taken = set(program.relations) & set((batch.relations if batch else ()) + tuple(renames.values()) + tuple(
+        batching.held(name, r) for r in outputs) + ((f"ack_{name}",) if outputs else ()))
+    if taken:
+        raise RewriteError(f"the rewrite needs the relation name {sorted(taken)[0]!r}, which the program uses")
 
     rules = []
     for src in source_rules(program):
         rule = src.rule
         if src.index in split:
-            rules.append(SourceRule(relocate(rule, suffix, renames, redirected), name, src.index))
+            rule = relocate(rule, suffix, renames, redirected)
+            if rule.head.name in outputs:
+                rule = _held(rule, name)
+            rules.append(SourceRule(rule, name, src.index))
             continue
         if rule.delivery == "async" and rule.head.name in redirected:
-            rule = _redirect(rule, suffix)
+            rule = redirect(rule, suffix)
+        if fed_back:
+            rule = _rename(rule, batch.sealed)
         rules.append(SourceRule(rule, src.component, src.index))
         if src.index in needed:
             rules.append(SourceRule(relocate(rule, suffix, {}, set()), name))
-    for relation in forwarded:
-        columns = program.relations[relation].arity
-        xs = tuple(ast.Var(f"X{i}") for i in range(1, columns))
-        head = ast.Atom(renames[relation], (ast.Var("L2"), *xs))
-        body = (ast.Atom(relation, (ast.Var("L"), *xs)),
-                ast.Comparison("==", ast.Var("L2"), ast.BinOp("+", ast.Var("L"), ast.Const(suffix))))
-        rules.append(SourceRule(ast.Rule(head, "async", body), component))
+    if mechanism == "batch":
+        rules += [SourceRule(r, component) for r in batching.rules(batch.sender)]
+        rules += [SourceRule(r, name) for r in batching.rules(batch.receiver)]
+    else:
+        for relation in forwarded:
+            xs = tuple(ast.Var(f"X{i}") for i in range(1, arity[relation]))
+            head = ast.Atom(renames[relation], (ast.Var("L2"), *xs))
+            body = (ast.Atom(relation, (ast.Var("L"), *xs)),
+                    ast.Comparison("==", ast.Var("L2"), ast.BinOp("+", ast.Var("L"), ast.Const(suffix))))
+            rules.append(SourceRule(ast.Rule(head, "async", body), component))
+    if fed_back:
+        acks = batching.acknowledgement(name, f"Ls == L + {format_const(suffix)}", outputs) if outputs else ((), ())
+        rules += [SourceRule(r, name) for r in batching.rules(batch.sender + acks[1])]
+        rules += [SourceRule(r, component) for r in batching.rules(batch.receiver + acks[0])]
 
-    facts = []
+    facts, own = [], own_facts(program, component)
     for fact in program.facts:
         relation = fact.atom.name
-        if relation in redirected or relation in constant and relation in c2_reads:
+        if relation in redirected or relation in constant and relation in c2_reads and fact in own:
             location = fact.atom.args[0]
             if not isinstance(location.value, str):
                 raise RewriteError(f"{fact.pos}: location {location.value!r} is not a string: cannot add {suffix!r}")
@@ -174,14 +240,51 @@ def decouple(program, component: str, split, name: str, persist: bool = False) -
     for relation in derived_moved & set(persisted):
         if persisted[relation] == component and not any(r.head.name == relation for r in stay):
             persisted[relation] = name
-    if persist:
+    if mechanism == "persist" or mechanism == "acknowledge" and not functional(program, sorted(split)).functional:
         persisted.update({renames[r]: name for r in forwarded})
-    decls = [ast.Decl(renames[r], tuple(ast.Column(c, t) for c, t in
-                                         zip(program.relations[r].columns, program.relations[r].types)))
-             for r in forwarded if program.relations[r].declared]
+    if batch:
+        persisted.update({r: name if mechanism == "batch" else component for r in batch.persisted})
+    persisted.update({batching.held(name, r): name for r in outputs})
+    sent = set(batch.sealed) if batch else set()
+    decls = [ast.Decl(renames[r], _columns(program, r)) for r in forwarded
+             if program.relations[r].declared and r not in sent]
+    for r in sorted(sent):
+        if program.relations[r].declared:
+            decls += [ast.Decl(f"{r}_{name}", _columns(program, r) + (ast.Column("tick", "int"),)),
+                      ast.Decl(batch.sealed[r], _columns(program, r))]
     rewritten = replace(program, homes=program.homes + (suffix,))
     text = program_text(rewritten, rules, facts, persisted, decls)
     return Program.parse(text, file=f"<{name}>")
+
+
+def _columns(program, relation: str) -> tuple:
+    r = program.relations[relation]
+    return tuple(ast.Column(c, t) for c, t in zip(r.columns, r.types))
+
+
+def _rename(rule: ast.Rule, renames: dict) -> ast.Rule:
+    """`rule` reading `renames[r]` for every body atom over r."""
+    def renamed(atom: ast.Atom) -> ast.Atom:
+        return replace(atom, name=renames.get(atom.name, atom.name))
+    body = tuple(renamed(lit) if isinstance(lit, ast.Atom) else
+                 ast.Negated(renamed(lit.atom), lit.pos) if isinstance(lit, ast.Negated) else lit for lit in rule.body)
+    return replace(rule, body=body)
+
+
+def _held(rule: ast.Rule, tag: str) -> ast.Rule:
+    """An `@async` rule of the moved rules holding its facts, with the tick
+    of their derivation, until their batch is acknowledged (A.5.1)."""
+    if any(isinstance(a, ast.Aggregate) for a in rule.head.args):
+        raise RewriteError(f"{rule.pos}: a message with an aggregate cannot wait for its acknowledgement")
+    tick = fresh_variable(rule, "T")
+    at = next((i for i, lit in enumerate(rule.body) if isinstance(lit, ast.Atom)
+               and lit.name not in FUNCTIONS and lit.time is None), None)
+    if at is None:
+        raise RewriteError(f"{rule.pos}: no body atom to take the tick of the message from")
+    stored = rule.body[at]
+    body = rule.body[:at] + (replace(stored, time=ast.VarTime(tick)),) + rule.body[at + 1:]
+    head = ast.Atom(batching.held(tag, rule.head.name), (stored.args[0], *rule.head.args, tick))
+    return ast.Rule(head, "now", body, rule.pos)
 
 
 def _names(rule: ast.Rule) -> set:
@@ -214,7 +317,7 @@ def _moved_location(loc, rule: ast.Rule, suffix: str):
     return fresh_variable(rule, loc.name)
 
 
-def _redirect(rule: ast.Rule, suffix: str) -> ast.Rule:
+def redirect(rule: ast.Rule, suffix: str) -> ast.Rule:
     """An @async rule sending to `D + suffix` instead of D."""
     dest = rule.head.args[0]
     new = _moved_location(dest, rule, suffix)
@@ -245,5 +348,5 @@ def relocate(rule: ast.Rule, suffix: str, renames: dict, redirected: set) -> ast
     if isinstance(loc, ast.Var) and loc.name in _names(result):
         result = ast.Rule(head, rule.delivery, body + (ast.Atom("home", (new, loc)),), rule.pos)
     if rule.delivery == "async" and rule.head.name in redirected:
-        result = _redirect(result, suffix)
+        result = redirect(result, suffix)
     return result

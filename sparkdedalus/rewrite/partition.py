@@ -1,7 +1,8 @@
 """The partitioning rewrite (scaling paper, 4.1-4.2 and B.1-B.2): a component
 runs on N nodes per location, each fact routed by its key under the
 component's distribution policy (`analysis.partitioning`, method co-hashing
-or dependencies; partial partitioning, B.3-B.4, is not done here).
+or dependencies; `partial_partition` adds B.3's coordination for partial
+policies on top of `spread`).
 
 A location L of the component becomes `L + "/p0"` .. `L + "/p{N-1}"` (the
 program gets one `// @home "/pI"` directive per partition). The component's
@@ -16,8 +17,8 @@ functions):
         hash(V, K2), hash(K2, H2), P2 == (H2 % 2 + 2) % 2, tostring(P2, S2), N2 == N + "/p" + S2;
 
 Facts of keyed relations move to their partition; facts of static relations
-are copied to every partition. A keyed relation with no key column goes to
-partition 0.
+at the component's nodes (`decouple.own_facts`) are copied to every
+partition. A keyed relation with no key column goes to partition 0.
 
 >>> from sparkdedalus import Program
 >>> from sparkdedalus.rewrite.text import program_text, source_rules
@@ -39,7 +40,7 @@ from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_rules
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.program import Program
-from sparkdedalus.rewrite.decouple import RewriteError, fresh_variable, reads, relocate
+from sparkdedalus.rewrite.decouple import RewriteError, fresh_variable, own_facts, reads, relocate
 from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
@@ -74,16 +75,30 @@ def partition(program, component: str, n: int) -> Program:
     policy = precondition(program, component)
     if policy.method not in METHODS:
         raise RewriteError(f"component {component!r} has a {policy.method} policy: "
-                           f"only co-hashing and dependencies are implemented")
-    keys = {rp.relation: (rp.column, rp.via) for rp in policy.relations}
-    static = set(policy.static)
-    inputs = {i.name for i in program.inputs} & set(keys)
+                           f"it cannot be partitioned without coordination (partial_partition)")
+    rules, facts = spread(program, component, n, policy)
+    rewritten = replace(program, homes=program.homes + suffixes(n))
+    return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
+
+
+def spread(program, component: str, n: int, policy, renames=None) -> tuple:
+    """The rules (SourceRule) and facts of `program` with `component` on `n`
+    partitions by `policy`: senders of keyed relations routed, their facts
+    moved; static relations, and the replicated ones of a partial policy,
+    copied to every partition. The inputs a partial policy broadcasts are left
+    as they are (`partial_partition` sends them through a coordinator);
+    `renames`: relations the component's rules read under another name."""
+    replicated = set(policy.replicate)
+    keys = {rp.relation: (rp.column, rp.via) for rp in policy.relations if rp.relation not in replicated}
+    static = set(policy.static) | (replicated - set(policy.broadcast))  # copied to every partition
+    held = set(keys) | replicated
+    inputs = {i.name for i in program.inputs} & held
     if inputs:
         raise RewriteError(f"component {component!r} reads the .input relation {sorted(inputs)[0]!r}")
     outside = [r for r in program.rules if r.component != component and not r.persistence]
     for rule in outside:
-        if reads(rule) & set(keys):
-            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {sorted(reads(rule) & set(keys))[0]}, "
+        if reads(rule) & held:
+            raise RewriteError(f"{rule.pos}: component {rule.component!r} reads {sorted(reads(rule) & held)[0]}, "
                                f"which the partitions of {component!r} hold")
 
     rules = []
@@ -95,15 +110,18 @@ def partition(program, component: str, n: int) -> Program:
             stored = [a for a in rule.body if isinstance(a, ast.Atom) and a.name not in FUNCTIONS]
             if not stored or isinstance(stored[0].args[0], ast.Const):
                 raise RewriteError(f"{rule.pos}: a rule at a constant location cannot be partitioned")
-            rule = relocate(rule, "", {}, set())
+            if rule.delivery == "async" and rule.head.name in replicated:
+                raise RewriteError(f"{rule.pos}: the partitions would each send the replicated relation "
+                                   f"{rule.head.name}")
+            rule = relocate(rule, "", renames or {}, set())
         if rule.delivery == "async" and rule.head.name in keys:
             rule = _route(rule, *keys[rule.head.name], n)
         rules.append(SourceRule(rule, src.component, src.index))
 
-    facts = []
+    facts, own = [], own_facts(program, component)
     for fact in program.facts:
         relation = fact.atom.name
-        if relation not in keys and relation not in static:
+        if relation not in keys and (relation not in static or fact not in own):
             facts.append(fact)
             continue
         location = fact.atom.args[0].value
@@ -111,7 +129,7 @@ def partition(program, component: str, n: int) -> Program:
             raise RewriteError(f"{fact.pos}: location {location!r} is not a string: cannot partition it")
         if relation in static:
             places = suffixes(n)
-            if any(relation in reads(r) for r in outside):
+            if fact.component != component and any(relation in reads(r) for r in outside):
                 facts.append(fact)
         else:
             column, via = keys[relation]
@@ -119,9 +137,7 @@ def partition(program, component: str, n: int) -> Program:
                 (f"/p{partition_of(fact.atom.args[column].value, via, n)}",)
         facts += [replace(fact, atom=replace(fact.atom, args=(ast.Const(location + s), *fact.atom.args[1:])))
                   for s in places]
-
-    rewritten = replace(program, homes=program.homes + suffixes(n))
-    return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
+    return rules, facts
 
 
 def _route(rule: ast.Rule, column, via: tuple, n: int) -> ast.Rule:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sparkdedalus.checks.normalize import is_auxiliary, is_wildcard
+from sparkdedalus.checks.normalize import is_auxiliary, unwild
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 from sparkdedalus.syntax.printer import format_const, format_statement
@@ -48,15 +48,10 @@ def source_rules(program) -> list[SourceRule]:
 def _written(lit, projected: dict):
     if isinstance(lit, ast.Negated):
         atom = projected.get(lit.atom.name, lit.atom)
-        return ast.Negated(_unwild(atom), lit.pos)
+        return ast.Negated(unwild(atom), lit.pos)
     if isinstance(lit, ast.Atom):
-        return _unwild(lit)
+        return unwild(lit)
     return lit
-
-
-def _unwild(atom: ast.Atom) -> ast.Atom:
-    args = tuple(ast.Wildcard(a.pos) if isinstance(a, ast.Var) and is_wildcard(a) else a for a in atom.args)
-    return ast.Atom(atom.name, args, atom.time, atom.pos)
 
 
 def program_text(program, rules, facts=None, persisted=None, decls=(), header=()) -> str:

@@ -80,14 +80,8 @@ class Comparison:
                 "difference": None if self.difference is None else self.difference.to_json()}
 
 
-def declared_outputs(program) -> tuple:
-    """The `.output` relations (none: outputs default to every relation)."""
-    every = tuple(name for name, r in program.relations.items() if not r.auxiliary)
-    return () if tuple(program.outputs) == every else tuple(program.outputs)
-
-
 def compared_relations(a, b) -> tuple:
-    declared = tuple(dict.fromkeys(declared_outputs(a) + declared_outputs(b)))
+    declared = tuple(dict.fromkeys(a.declared_outputs + b.declared_outputs))
     if not declared:
         return tuple(sorted(n for n, r in a.relations.items() if n in b.relations and not r.auxiliary))
     for name in declared:

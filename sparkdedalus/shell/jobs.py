@@ -2,12 +2,14 @@
 points for a Spark cluster (docs/cluster.md).
 
     spark-submit jobs/run_program.py FILE... --ticks N --store PATH [--network SPEC] [--seed S] [--resume]
+                 [--commit-every K] [--conf KEY=VALUE]...
     spark-submit jobs/check_program.py FILE... [--strict]     (plain `python` works too: no Spark needed)
 
 Same options, output and exit codes as `sparkdedalus run` and `check`: 0
 success, 1 program or data errors, 2 usage errors, each in one line; a
 traceback only with --debug. The run job runs in the session spark-submit
-configured (master, Delta jars, settings) and stops it at the end.
+configured (master, Delta jars, settings, driver memory) with its own --conf
+settings applied, and stops it at the end.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ def run_program(argv: list[str] | None = None) -> int:
 
     def submitted_session(args):
         from pyspark.sql import SparkSession
-        sessions.append(SparkSession.builder.getOrCreate())
+        builder = SparkSession.builder
+        for key, value in args.conf_settings.items():
+            builder = builder.config(key, value)
+        sessions.append(builder.getOrCreate())
         return sessions[-1]
 
     args.handler = lambda args: run.handle(args, submitted_session)

@@ -1,18 +1,26 @@
 """`sparkdedalus rewrite FILE... [--decouple COMPONENT:RULES[:NEWNAME]] [--partition COMPONENT:N]
-[--out FILE] [--force]`: move rules of a component to a new component at new
-locations, or run a component on N partitions per location, and print the
-program (docs/rewrites.md).
+[--auto COMPONENT[,COMPONENT...]] [--coordinate] [--partitions N] [--out FILE] [--force]`:
+move rules of a component to a new component at new locations, run a component
+on N partitions per location, or count messages where their order matters, and
+print the program (docs/rewrites.md).
 
 RULES: comma-separated selectors, each a head relation (every rule of the
 component deriving it) or a line number (the rule there). NEWNAME defaults
 to COMPONENT_2. The first decoupling whose precondition holds is applied
-(mutually independent, functional, monotonic); when none holds the rewrite is
-refused with the reasons (exit 1), unless `--force`, which applies the
-monotonic mechanism and marks the output unchecked. `--decouple` repeats:
+(mutually independent, functional, monotonic, state machine, asymmetric); when
+none holds the rewrite is refused with the reasons (exit 1), unless `--force`,
+which applies the monotonic mechanism and marks the output unchecked. `--decouple` repeats:
 the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
-policy is co-hashing or dependencies, and refuses with the reasons (exit 1)
-otherwise. Bad input: one line, exit 2.
+policy is co-hashing or dependencies, partial partitioning with a coordinator
+(B.3) when it is partial or the component sends sealed outputs (counted per
+partition, B.4), and refuses with the reasons (exit 1) when it is none.
+`--auto` applies every rewrite the analyses allow for the components named
+(`rewrite.auto`; `--partitions N`, default 4), in the same order, and prints
+its notes on stderr too. `--coordinate` applies the coordination rewrite
+(`rewrite.coordinate`) at its place in the order; a program with nothing to
+coordinate is printed unchanged with a note (stderr too), one it cannot
+coordinate is refused with the reason (exit 1). Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -31,6 +39,11 @@ def add_parser(commands) -> None:
                         help="move the rules RULES (head relations or line numbers, comma-separated)")
     parser.add_argument("--partition", action="append", dest="steps", type=lambda t: ("partition", t),
                         metavar="COMPONENT:N", help="run COMPONENT on N partitions per location, routed by its policy")
+    parser.add_argument("--auto", action="append", dest="steps", type=lambda t: ("auto", t),
+                        metavar="COMPONENT[,COMPONENT...]", help="apply every rewrite the analyses allow")
+    parser.add_argument("--coordinate", action="append_const", dest="steps", const=("coordinate", ""),
+                        help="count messages where their order matters (seed 004 coordination)")
+    parser.add_argument("--partitions", type=int, metavar="N", help="partitions per --auto partitioning (default 4)")
     parser.add_argument("--out", metavar="FILE", help="write the program to FILE (default: print it)")
     parser.add_argument("--force", action="store_true", help="apply even when the precondition fails (unchecked)")
     add_hidden_strict(parser)
@@ -57,21 +70,71 @@ def _partition_spec(text: str) -> tuple:
 
 
 def _partition(program, component: str, n: int, notes: list):
-    from sparkdedalus.rewrite import partition
+    from sparkdedalus.rewrite import auto, partition
     try:
         policy = partition.precondition(program, component)
     except ValueError as exc:
         raise UsageError(f"--partition {component}:{n}: {exc}") from None
-    if policy.method not in partition.METHODS:
-        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method} "
-                        f"(only co-hashing and dependencies are implemented)\n"
-                        + "\n".join(f"  {reason}" for reason in policy.reasons))
+    if policy.method not in partition.METHODS or _sealed(program, component):
+        return _partial(program, component, n, notes)
     try:
         program = partition.partition(program, component, n)
     except partition.RewriteError as exc:
         raise UserError(f"cannot partition {component}: {exc}") from None
-    keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
-    notes.append(f"{component} on {n} partitions ({policy.method}): {keys}")
+    notes.append(auto.partitioned(component, n, policy))
+    return program
+
+
+def _auto(program, text: str, n: int, notes: list):
+    from sparkdedalus.rewrite import auto
+    try:
+        program, applied = auto.auto(program, [c.strip() for c in text.split(",")], n)
+    except ValueError as exc:
+        raise UsageError(f"--auto {text}: {exc}") from None
+    print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
+    notes += applied
+    return program
+
+
+def _sealed(program, component: str) -> tuple:
+    """The component's sealed outputs (B.4), which only `partial_partition`
+    counts per partition."""
+    from sparkdedalus.rewrite import sealing
+    return sealing.sealed_outputs(program, component)
+
+
+def _partial(program, component: str, n: int, notes: list):
+    """Partial partitioning (B.3) and sealing (B.4), or the refusal of a
+    component without a policy."""
+    from sparkdedalus.rewrite import partial_partition
+    policy = partial_partition.precondition(program, component)
+    if not policy.partitioned:
+        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method}\n"
+                        + "\n".join(f"  {reason}" for reason in policy.reasons))
+    sealed = _sealed(program, component)
+    notes.append(f"{component} on {n} partitions ({policy.method}): "
+                 + ", ".join(f"{r} by {k}" for r, k in policy.keys().items()))
+    if sealed:
+        notes.append(f"{component} seals {', '.join(s.out for s in sealed)} per partition (B.4)")
+    if policy.replicate:
+        notes.append(f"{component} replicates {', '.join(policy.replicate)} on every partition"
+                     + (f"; {', '.join(policy.broadcast)} ordered by a coordinator at L + "
+                        f'"{partial_partition.COORD}" (B.3)' if policy.broadcast else ""))
+    try:
+        return partial_partition.partial_partition(program, component, n)
+    except partial_partition.RewriteError as exc:
+        raise UserError(f"cannot partition {component}: {exc}") from None
+
+
+def _coordinate(program, notes: list):
+    from sparkdedalus.rewrite.coordinate import coordinate
+    from sparkdedalus.rewrite.decouple import RewriteError
+    try:
+        program, applied = coordinate(program)
+    except RewriteError as exc:
+        raise UserError(f"cannot coordinate: {exc}") from None
+    print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
+    notes += applied
     return program
 
 
@@ -81,13 +144,18 @@ def handle(args) -> int:
     from sparkdedalus.rewrite.decouple import RewriteError, check_name, select
     from sparkdedalus.rewrite.text import program_text, source_rules
     if not args.steps:
-        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME] or --partition COMPONENT:N")
-    steps = [(kind, _spec(text) if kind == "decouple" else _partition_spec(text)) for kind, text in args.steps]
+        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N, "
+                         "--auto COMPONENT[,COMPONENT...] or --coordinate")
+    if args.partitions is not None and (args.partitions < 1 or all(kind != "auto" for kind, _ in args.steps)):
+        raise UsageError(f"--partitions {args.partitions}: expected N >= 1, with --auto")
+    parse = {"decouple": _spec, "partition": _partition_spec, "auto": lambda text: (text, args.partitions or 4),
+             "coordinate": lambda text: ()}
+    steps = [(kind, parse[kind](text)) for kind, text in args.steps]
     program = Program.from_files(*args.files, strict=args.strict)
     notes = []
     for kind, spec in steps:
-        if kind == "partition":
-            program = _partition(program, *spec, notes)
+        if kind != "decouple":
+            program = {"partition": _partition, "auto": _auto, "coordinate": _coordinate}[kind](program, *spec, notes)
             continue
         component, selectors, name = spec
         try:

@@ -2,20 +2,26 @@
 
     sparkdedalus run FILE... --ticks N [--engine spark|reference] [--format json|table|csv]
                      [--relations a,b] [--at K] [--seed S] [--network SPEC]
-                     [--inputs DIR] [--master URL | --remote URL] [--stats FILE] [--quiet]
-                     [--store PATH [--resume]]
+                     [--inputs DIR] [--master URL | --remote URL] [--conf KEY=VALUE]... [--ui]
+                     [--stats FILE] [--quiet] [--store PATH [--resume] [--commit-every K]] [--gc on|off]
 
 Prints the facts of tick K (default: the last); `--format json` (the default)
 prints `{"tick": K, "relations": {"name": [[row], ...]}}`, the shared JSON
 contract of the engines (see `output.facts_json`). With `--store PATH` (Spark
-engine) every tick is committed to a run directory of Delta tables
-(docs/storage.md) and `--resume` continues the run stored there.
-Exit codes: 0 success, 1 program or data errors, 2 usage errors (one line each).
+engine) every tick (every K with `--commit-every K`) is committed to a run
+directory of Delta tables (docs/storage.md) and `--resume` continues the run
+stored there. `--conf` settings apply to the session the command creates.
+With the reference engine, `--gc` (default: on when the GC analysis finds a GC
+rule, docs/gc.md) drops persisted facts that can no longer change anything, and
+`--stats` reports the persisted rows carried after every tick.
+Exit codes: 0 success, 1 program or data errors (a run out of memory among
+them), 2 usage errors (one line each).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from sparkdedalus.errors import UsageError
@@ -23,6 +29,7 @@ from sparkdedalus.output import FORMATS, render
 from sparkdedalus.shell.check import add_hidden_strict
 
 ENGINES = ("spark", "reference")
+GC_MODES = ("on", "off")
 
 
 def add_parser(commands) -> None:
@@ -40,7 +47,7 @@ def add_arguments(run, session_options: bool = True) -> None:
     if session_options:
         run.add_argument("--engine", default="spark", help="spark (default) or reference")
     else:  # the job's session is spark-submit's: these options have fixed values
-        run.set_defaults(engine="spark", master=None, remote=None, verbose=False)
+        run.set_defaults(engine="spark", master=None, remote=None, verbose=False, ui=False)
     run.add_argument("--ticks", metavar="N", help="run ticks 1..N (required)")
     run.add_argument("--format", default="json", help="output format: json (default), table or csv")
     run.add_argument("--relations", metavar="A,B", help="relations to print (default: the program's outputs)")
@@ -53,10 +60,19 @@ def add_arguments(run, session_options: bool = True) -> None:
         run.add_argument("--master", metavar="URL", default="local[2]",
                          help="Spark master for the session the run creates (default local[2])")
         run.add_argument("--remote", metavar="URL", help="use Spark Connect at URL (e.g. sc://host:15002 or local[2])")
+    run.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[],
+                     help="a Spark setting for the session the run creates (repeatable), e.g. spark.driver.memory=8g"
+                     if session_options else "a runtime Spark setting for the job's session (repeatable); "
+                     "the driver's memory is spark-submit's --driver-memory")
+    if session_options:
+        run.add_argument("--ui", action="store_true", help="keep the Spark UI on and print its address")
     run.add_argument("--stats", metavar="FILE", help="write run statistics as JSON to FILE")
     run.add_argument("--store", metavar="PATH", required=not session_options,
                      help="commit every tick to the run directory PATH (Delta tables)")
+    run.add_argument("--gc", metavar="on|off", help="garbage-collect persisted facts (reference engine; "
+                                                    "default: on when the GC analysis finds something)")
     run.add_argument("--resume", action="store_true", help="continue the run stored in --store from its last tick")
+    run.add_argument("--commit-every", metavar="K", help="with --store: commit every K ticks and the last (default 1)")
     run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     if session_options:
@@ -82,12 +98,36 @@ def handle(args, new_session=None) -> int:
 
 
 def _run_reference(program, args) -> int:
+    from sparkdedalus.analysis.gc import gc_rules
     from sparkdedalus.reference import run
-    trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs)
+    collect = gc_rules(program) if args.gc != "off" else []
+    trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs, gc=collect)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
     print(render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program))
+    if args.stats:
+        _write_reference_stats(args.stats, trace, collect)
     return 0
+
+
+def _write_reference_stats(path: str, trace, collect: list) -> None:
+    stats = {
+        "engine": "reference",
+        "total_seconds": round(sum(s["seconds"] for s in trace.stats), 3),
+        "tick_seconds": [round(s["seconds"], 4) for s in trace.stats],
+        "gc": bool(collect),
+        "gc_rules": [rule.text() for rule in collect],
+        "persisted_rows_per_tick": [s["persisted_rows"] for s in trace.stats],
+        "collected_rows_per_tick": [s["collected_rows"] for s in trace.stats],
+        "facts": {name: len(rows) for name, rows in sorted(trace.at(trace.ticks).items())},
+    }
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(stats, handle, indent=2)
+            handle.write("\n")
+    except OSError as exc:
+        raise UsageError(f"--stats: cannot write '{path}': {exc.strerror or exc}") from None
+    print(f"statistics written to {path}", file=sys.stderr)
 
 
 def _check_options(args) -> None:
@@ -104,8 +144,20 @@ def _check_options(args) -> None:
         raise UsageError("--resume needs --store PATH")
     if args.store and args.engine != "spark":
         raise UsageError("--store needs the spark engine")
-    args.tick_count = _int_option("--ticks", args.ticks, minimum=1)
-    args.at_tick = None if args.at is None else _int_option("--at", args.at, minimum=1)
+    if args.gc is not None and args.gc not in GC_MODES:
+        raise UsageError(f"--gc: expected on or off, got '{args.gc}'")
+    if args.gc == "on" and args.engine != "reference":
+        raise UsageError("--gc on needs the reference engine for now (the Spark engine does not collect yet)")
+    if args.commit_every is not None and not args.store:
+        raise UsageError("--commit-every needs --store PATH")
+    args.commit_period = 1 if args.commit_every is None else int_option("--commit-every", args.commit_every, 1)
+    args.conf_settings = conf_settings(args.conf)
+    if (args.conf_settings or args.ui) and args.engine != "spark":
+        raise UsageError(f"{'--conf' if args.conf_settings else '--ui'} needs the spark engine")
+    if args.ui and args.remote:
+        raise UsageError("--ui needs a local session: a Spark Connect server has its own UI")
+    args.tick_count = int_option("--ticks", args.ticks, minimum=1)
+    args.at_tick = None if args.at is None else int_option("--at", args.at, minimum=1)
     if args.at_tick is not None and args.at_tick > args.tick_count:
         raise UsageError(f"--at {args.at_tick} is after the last tick ({args.tick_count})")
     args.relation_list = None
@@ -118,12 +170,23 @@ def _check_options(args) -> None:
     except ValueError as exc:
         raise UsageError(f"--network: {exc}") from None
     if args.seed is not None:
-        network = Network(network.delay, _int_option("--seed", args.seed, minimum=None),
+        network = Network(network.delay, int_option("--seed", args.seed, minimum=None),
                           network.omissions, network.crashes)
     args.network_model = network
 
 
-def _int_option(name: str, text: str, minimum: int | None) -> int:
+def conf_settings(items: list) -> dict:
+    """--conf KEY=VALUE options as {key: value} (the last one wins)."""
+    settings = {}
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--conf: expected KEY=VALUE, got '{item}'")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
+def int_option(name: str, text: str, minimum: int | None) -> int:
     try:
         value = int(text)
     except ValueError:

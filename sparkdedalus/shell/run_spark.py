@@ -2,7 +2,9 @@
 progress bar, print one tick, write statistics.
 
 This shell (not the engine) may count Spark jobs through the classic
-session's status tracker; on Spark Connect the job counts are left out.
+session's status tracker; on Spark Connect the job counts are left out. A run
+that runs out of memory ends with one line naming the setting to raise
+(`memory_failure`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -18,14 +21,18 @@ from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
 
 
-def _session(args):
+def spark_session(args):
+    """The session of --master or --remote, with the --conf settings (and the UI with --ui)."""
     from sparkdedalus.spark.session import local_session, remote_session
+    conf = {**({"spark.ui.enabled": "true"} if args.ui else {}), **args.conf_settings}
     with _jvm_stdout(verbose=args.verbose):
         if args.remote:
-            return remote_session(args.remote)
-        spark = local_session(master=args.master)
+            return remote_session(args.remote, extra_conf=conf)
+        spark = local_session(master=args.master, extra_conf=conf)
     if args.verbose:
         spark.sparkContext.setLogLevel("INFO")
+    if args.ui:
+        print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off (spark.ui.enabled is false)'}", file=sys.stderr)
     return spark
 
 
@@ -73,14 +80,26 @@ class _JobCounter:
 
 def run_spark(program, args, new_session=None) -> int:
     """Run with the Spark engine in the session `new_session(args)` returns
-    (default: a local or Spark Connect one, from --master and --remote)."""
-    from sparkdedalus.spark.engine import Engine
-    from sparkdedalus.spark.progress import TickProgress
-
+    (default: a local or Spark Connect one, from --master, --remote and --conf)."""
     started = time.perf_counter()
     if args.store:
-        _check_store(args)
-    spark = (new_session or _session)(args)
+        check_store(args.store, args.resume)
+    spark = (new_session or spark_session)(args)
+    memory = _driver_memory(spark)
+    try:
+        return _run_and_print(spark, program, args, started)
+    except Exception as exc:
+        failure = memory_failure(exc)
+        if failure is None:
+            raise
+        raise UserError(f"Spark ran out of memory ({failure}); {_memory_advice(args, memory)}") from exc
+
+
+def _run_and_print(spark, program, args, started: float) -> int:
+    from sparkdedalus.spark.engine import Engine
+    from sparkdedalus.spark.jobnames import JobNames
+    from sparkdedalus.spark.progress import TickProgress
+
     jobs = _JobCounter(spark)
     per_tick_jobs: list = []
     last = [jobs.count() or 0]
@@ -96,21 +115,22 @@ def run_spark(program, args, new_session=None) -> int:
         run = _run(Engine(spark), program, args, progress)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
-    facts = run.facts(tick, relations=names)
+    with JobNames(spark).scope("result", tick):
+        facts = run.facts(tick, relations=names)
     print(render(args.format, tick, facts, program))
     if args.stats:
         _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started)
     return 0
 
 
-def _check_store(args) -> None:
+def check_store(path: str, resume: bool = False) -> None:
     """Refuse a locked or already used run directory before starting Spark."""
     from sparkdedalus.store import manifest
     from sparkdedalus.store.lock import probe
-    probe(args.store)
-    found = manifest.load(args.store) if os.path.isdir(args.store) else None
-    if found is not None and not args.resume:
-        raise UserError(f"run directory {args.store} already holds a run (committed through tick "
+    probe(path)
+    found = manifest.load(path) if os.path.isdir(path) else None
+    if found is not None and not resume:
+        raise UserError(f"run directory {path} already holds a run (committed through tick "
                         f"{found.last_tick}); add --resume to continue it, or choose another directory")
 
 
@@ -118,13 +138,75 @@ def _run(engine, program, args, progress):
     """Engine.run with the command's options, and a line on the store written."""
     run = engine.run(program, ticks=args.tick_count, network=args.network_model, progress=progress,
                      inputs_dir=args.inputs, store=args.store, resume=args.resume,
-                     store_writer=args.store_writer)
+                     store_writer=args.store_writer, commit_every=args.commit_period)
     if run.store is not None:
         store = run.store
         resumed = f", resumed after tick {store.resumed_from}" if store.resumed_from else ""
         print(f"stored ticks 1..{store.last_tick} in {store.path} ({len(store.manifest.relations)} Delta tables, "
               f"writer {store.writer}{resumed})", file=sys.stderr)
     return run
+
+
+#: what the text of an exception (or of its causes) says when Spark ran out of memory
+MEMORY_FAILURES = (
+    re.compile(r"java\.lang\.OutOfMemoryError(: [^\n]*)?"),
+    re.compile(r"SparkOutOfMemoryError(: [^\n]*)?"),
+    re.compile(r"GC overhead limit exceeded"),
+    re.compile(r"Not enough space to cache[^\n]*"),
+    # a local checkpoint dropped because the block manager had no room for it
+    re.compile(r"Checkpoint block \S+ not found"),
+)
+
+
+def memory_failure(exc: BaseException, jvm_log: str = JVM_LOG) -> str | None:
+    """What said that Spark ran out of memory, if it did: a memory error in the
+    text of the exception or of its causes, or, when the JVM died (in local mode
+    a task's OutOfMemoryError halts it), one in the JVM's log; else None.
+
+    >>> memory_failure(RuntimeError("calling o51.count: java.lang.OutOfMemoryError: Java heap space"))
+    'java.lang.OutOfMemoryError: Java heap space'
+    >>> memory_failure(RuntimeError("division by zero")) is None
+    True
+    """
+    chain = []
+    while exc is not None and len(chain) < 10:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    texts = [str(e) for e in chain]
+    if any(_jvm_gone(e) for e in chain):
+        try:
+            with open(jvm_log, encoding="utf-8", errors="replace") as handle:
+                texts.append(handle.read()[-200_000:])
+        except OSError:
+            pass
+    for text in texts:
+        for pattern in MEMORY_FAILURES:
+            found = pattern.search(text)
+            if found:
+                return found.group(0).strip()
+    return None
+
+
+def _jvm_gone(exc: BaseException) -> bool:
+    """py4j lost the JVM (or a Spark Connect server stopped answering)."""
+    return type(exc).__name__ in ("Py4JNetworkError", "ConnectionRefusedError", "ConnectionResetError") \
+        or "Answer from Java side is empty" in str(exc)
+
+
+def _driver_memory(spark) -> str | None:
+    try:
+        return spark.conf.get("spark.driver.memory", None)
+    except Exception:  # noqa: BLE001 (a Spark Connect server may not say)
+        return None
+
+
+def _memory_advice(args, memory: str | None) -> str:
+    now = f" (now {memory})" if memory else ""
+    if args.master is None and args.remote is None:  # a spark-submit job: its JVM is spark-submit's
+        return f"raise the driver's memory{now}: spark-submit --driver-memory, e.g. --driver-memory 8g"
+    if args.remote and not args.remote.startswith("local"):
+        return f"raise the Spark Connect server's memory (spark.driver.memory of the server{now})"
+    return f"raise spark.driver.memory{now}, e.g. --conf spark.driver.memory=8g"
 
 
 def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: float) -> None:

@@ -6,15 +6,23 @@
     run.relation("log").show()            # the last tick, as a DataFrame
     run.relation("log", tick=2).show()
 
+    # every failure scenario of a space in one run (sparkdedalus/spark/faults.py)
+    checked = Engine(spark).faults(program, nodes=("a", "b", "c"), eot=4, eff=2, crashes=0)
+    checked.scenarios, checked.counterexamples[:1]
+
     # durable: every tick committed to a run directory of Delta tables
     run = Engine(spark).run(program, ticks=500, store="runs/broadcast")
     run = Engine(spark).run(program, ticks=500, store="runs/broadcast", resume=True)  # after a crash
+    run = Engine(spark).run(program, ticks=500, store="runs/b10", commit_every=10)  # a commit every 10 ticks
 
 The engine is given its SparkSession; it never creates, stops or reconfigures
-one. It uses no RDD, `sparkContext` or JVM handle, so Spark Connect works too.
+one. It uses no RDD or JVM handle, and `sparkContext` only to describe its jobs
+where the session has one (spark/jobnames.py), so Spark Connect works too.
 """
 
 from __future__ import annotations
+
+import uuid
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -24,6 +32,7 @@ from sparkdedalus.network import Network
 from sparkdedalus.program import Program
 from sparkdedalus.spark.inputs import read_inputs
 from sparkdedalus.spark.columns import MESSAGE, STATE
+from sparkdedalus.spark.jobnames import JobNames
 from sparkdedalus.spark.runtime import LoopState, TickLoop
 from sparkdedalus.syntax.ast import TickTime
 
@@ -32,8 +41,11 @@ class Run:
     """The result of a run: every relation at every kept tick, or with a store
     at every committed tick."""
 
-    def __init__(self, program: Program, loop: TickLoop, state: LoopState, ticks: int, store=None):
+    def __init__(self, program: Program, loop: TickLoop, state: LoopState, ticks: int, store=None,
+                 job_id: str = ""):
         self.program = program
+        #: the run's Spark jobs carry the tag `sparkdedalus-run-<job_id>` (`spark.interruptTag` cancels them)
+        self.job_id = job_id
         self.ticks = ticks
         self._loop = loop
         self._state = state
@@ -107,7 +119,7 @@ class Engine:
     def run(self, program: Program, ticks: int, network: Network | None = None, edb: dict | None = None,
             keep_history: bool = True, partitions: int | None = None, progress=None, store: str | None = None,
             resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None,
-            policy: bool = True) -> Run:
+            commit_every: int = 1, policy: bool = True, count_exchanges: bool = False) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
         rows holding at every tick; `.input` files are read relative to
         `inputs_dir` (default: the declaring file's directory). Without
@@ -117,54 +129,89 @@ class Engine:
         and at most 64; a fixed number is not capped). `progress(tick, stats)` is called after
         each tick.
 
-        With `store` (a run directory, see docs/storage.md) every tick is
-        committed to Delta tables as soon as it is computed, only the packs the
-        loop still needs stay in memory, and `Run.relation` reads the tables
+        With `store` (a run directory, see docs/storage.md) ticks are committed to
+        Delta tables: every tick as soon as it is computed, or with `commit_every=K`
+        at ticks K, 2K, ... and the last (one Delta commit per changed table for
+        the K ticks; a crash loses the ticks since the last commit). Only the packs
+        the loop still needs stay in memory, and `Run.relation` reads the tables
         (time travel). `resume=True` continues the run stored there from its last
         committed tick. `store_writer`: "auto", "spark" or "delta-rs".
+
+        Every Spark job is named by what it is (`spark/jobnames.py`): tags
+        `sparkdedalus-run-<Run.job_id>`, `-tick-N`, `-stratum-S`, `-iteration-I`,
+        `-commit-N`, and on a classic session a description listing them.
 
         A tick in more than one partition has its facts hash-partitioned by the
         analyses' distribution policies (by location where a component has
         none), so that a component's joins shuffle nothing; `policy=False`
-        leaves the shuffles to Spark (docs/engine.md)."""
+        leaves the shuffles to Spark (docs/engine.md). `count_exchanges=True`
+        fills `TickStats.exchanges` (it plans every materialised frame twice)."""
         if ticks < 1:
             raise ValueError("ticks must be at least 1")
-        static, stamped = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
-        for name, frame in (edb or {}).items():
-            static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
-        loop = TickLoop(self.spark, program, network, static, partitions, stamped, policy)
-        state = LoopState()
+        if commit_every < 1:
+            raise ValueError("commit_every must be at least 1")
+        names = JobNames(self.spark)
+        job_id = uuid.uuid4().hex[:8]
+        with names.scope("run", job_id):
+            with names.scope("setup", "inputs"):
+                static, stamped = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
+                for name, frame in (edb or {}).items():
+                    static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
+                loop = TickLoop(self.spark, program, network, static, partitions, stamped, policy)
+            loop.names = names
+            loop.count_exchanges = count_exchanges
+            state = LoopState()
+            writer = None
+            if store is not None:
+                from sparkdedalus.store import Store
+                writer = Store.open(self.spark, store, program, network, resume=resume, writer=store_writer)
+                writer.names = names
+                keep_history = False
+            try:
+                self._ticks(loop, state, program, ticks, writer, keep_history, commit_every, progress, names)
+            finally:
+                if writer is not None:
+                    writer.close()
+        return Run(program, loop, state, ticks, writer, job_id)
+
+    @staticmethod
+    def _ticks(loop, state, program, ticks, writer, keep_history, commit_every, progress, names) -> None:
         keep = {lit.time.tick for r in program.rules for lit in r.positive_atoms + r.negated_atoms
                 if isinstance(lit.time, TickTime)}
-        writer = None
         previous = None
-        if store is not None:
-            from sparkdedalus.store import Store
-            writer = Store.open(self.spark, store, program, network, resume=resume, writer=store_writer)
-            keep_history = False
-        try:
-            first = 1
-            if writer is not None and writer.last_tick:
+        first = 1
+        if writer is not None and writer.last_tick:
+            with names.scope("setup", "resume"):
                 for k in keep:
                     if k <= writer.last_tick:
                         state.packs[k] = loop.layout.adopt(writer.pack_at(k))
                 previous = loop.layout.adopt(writer.resume_pack())
-                state.packs[writer.last_tick] = previous
-                first = writer.last_tick + 1
-            for tick in range(first, ticks + 1):
+            state.packs[writer.last_tick] = previous
+            first = writer.last_tick + 1
+        for tick in range(first, ticks + 1):
+            with names.scope("tick", tick):
                 pack = loop.run_tick(tick, previous, state)
-                state.packs[tick] = pack
-                if writer is not None:
-                    writer.commit(tick, pack, previous)
-                if not keep_history and tick - 1 in state.packs and tick - 1 not in keep:
-                    del state.packs[tick - 1]
-                previous = pack
-                if progress is not None:
-                    progress(tick, state.stats[-1])
-        finally:
-            if writer is not None:
-                writer.close()
-        return Run(program, loop, state, ticks, writer)
+            state.packs[tick] = pack
+            if writer is not None and (tick % commit_every == 0 or tick == ticks):
+                writer.commit(tick, pack, previous)
+            elif writer is not None:
+                writer.stage(tick, pack, previous)
+            if not keep_history and tick - 1 in state.packs and tick - 1 not in keep:
+                del state.packs[tick - 1]
+            previous = pack
+            if progress is not None:
+                progress(tick, state.stats[-1])
+
+    def faults(self, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
+               sample: int | None = None, seed: int = 0):
+        """Check Molly's invariant (every `pre` fact at EOT has an equal `post`
+        fact) under every failure scenario of `Space(nodes, eot, eff, crashes)`,
+        or `sample` of them drawn with `seed`, all in one run: see
+        `sparkdedalus.spark.faults`. Returns a `FaultRun` (`.scenarios`,
+        `.counterexamples` smallest first, `.frame` of the missing facts per
+        world). ValueError for a program without `pre`/`post`."""
+        from sparkdedalus.spark.faults import run_faults
+        return run_faults(self, program, nodes, eot, eff, crashes, sample, seed)
 
 
 def _edb_frame(frame, name: str, program: Program):

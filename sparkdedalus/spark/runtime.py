@@ -35,6 +35,7 @@ from sparkdedalus.inputs import TICK
 from sparkdedalus.spark.columns import MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
+from sparkdedalus.spark.jobnames import JobNames
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import Layout
 from sparkdedalus.spark.partitioner import Partitioner
@@ -101,7 +102,7 @@ class TickStats:
     iterations: int = 0  # semi-naive iterations (one job each)
     facts: int = 0  # rows the tick hands on: final state, @next facts, messages in flight
     incremental: int = 0  # rules evaluated on the tick's new facts only (semi-naive across ticks)
-    exchanges: int | None = None  # Exchange operators in the physical plans of the tick's jobs
+    exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
 
 
 @dataclass
@@ -121,6 +122,7 @@ class TickLoop:
         at their tick only (`.input` rows with a tick, see spark/inputs.py).
         `policy`: partition by the distribution policies (see the module)."""
         self.spark = spark
+        self.names = JobNames(spark)  # names its jobs (strata, iterations); Engine.run gives its own
         self.stamped = dict(stamped or {})
         self.fixed_partitions = partitions
         self.most_partitions = partitions or max_partitions(spark)
@@ -130,6 +132,9 @@ class TickLoop:
         self.partitioner = Partitioner(program, self.most_partitions) if policy else None
         self.layout = Layout(program.relations, self.partitioner)
         self._empties: dict = {}
+        #: count the Exchange operators of each tick's plans (TickStats.exchanges);
+        #: off by default: it plans every materialised frame a second time
+        self.count_exchanges = False
         self._exchanges: int | None = 0  # of the tick being run
         self._pack_partitions = None  # the partitions the previous pack was built in
         self._tick_partitions = None  # the partitions the tick being run started in
@@ -285,7 +290,7 @@ class TickLoop:
     # ---------------------------------------------------------------- one tick
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
-        self._exchanges = 0
+        self._exchanges = 0 if self.count_exchanges else None
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         iterations = 0
@@ -294,7 +299,8 @@ class TickLoop:
             names = sorted({r.head.name for r in rules})
             news_before = dict(news or {})
             if stratum.recursive:
-                found, rounds = self._recursive(rules, names, current, news, tick, state)
+                with self.names.scope("stratum", stratum.index):
+                    found, rounds = self._recursive(rules, names, current, news, tick, state)
                 iterations += rounds
                 parts = [self.layout.part(n, STATE, found[n]) for n in names]
             else:
@@ -391,6 +397,7 @@ class TickLoop:
             frame = self._derive(rule, current, news, tick, state)
             if frame is not None:
                 derived[rule.head.name].append(frame)
+        self.names.step("iteration", 1)
         (deltas,), count = self._materialise({n: self._new_facts(n, derived[n], current[n]) for n in names})
         found = {n: [deltas[n]] for n in names}
         accumulated = {n: [current[n], deltas[n]] for n in names}
@@ -404,6 +411,7 @@ class TickLoop:
                     if atom.name in names and reads_current_tick(atom, tick):
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
                         new[rule.head.name].append(self._placed(rule, plan.evaluate(read, tick, self._narrow)))
+            self.names.step("iteration", iterations + 1)
             (deltas,), count = self._materialise({n: self._new_facts(n, new[n], full[n]) for n in names})
             iterations += 1
             for n in names:
@@ -463,7 +471,9 @@ class TickLoop:
         return self._spread(placed) if spread else placed
 
     def _counted(self, frame: DataFrame) -> DataFrame:
-        """`frame`, its plan's exchanges added to the tick's."""
+        """`frame`, its plan's exchanges added to the tick's when counted."""
+        if not self.count_exchanges:
+            return frame
         found = exchanges(frame)
         self._exchanges = None if found is None or self._exchanges is None else self._exchanges + found
         return frame

@@ -29,6 +29,7 @@ from pyspark.sql import SparkSession
 
 __all__ = [
     "conf_dir",
+    "default_driver_memory",
     "delta_maven_coordinates",
     "delta_jar_conf",
     "local_session",
@@ -179,10 +180,46 @@ def delta_jar_conf() -> dict[str, str]:
     }
 
 
+#: the driver's share of the machine's memory in the sessions local_session() creates
+DRIVER_MEMORY_SHARE = 4
+#: bounds of that default, in MiB
+DRIVER_MEMORY_MIN_MIB, DRIVER_MEMORY_MAX_MIB = 1024, 32768
+
+
+def machine_memory_bytes() -> int | None:
+    """Physical memory, or the cgroup (v2) limit of this process when lower; None if unknown."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+    except OSError:
+        limit = "max"
+    return min(physical, int(limit)) if limit.isdigit() else physical
+
+
+def default_driver_memory(memory_bytes: int | None = None) -> str:
+    """`spark.driver.memory` of local sessions: a quarter of the machine's memory
+    (`machine_memory_bytes`), at least 1 GiB and at most 32 GiB, in MiB (Spark's
+    own default is 1g whatever the machine). In local mode the driver's JVM also
+    runs the tasks, so this is the whole engine's heap.
+
+    >>> default_driver_memory(24 * 2**30), default_driver_memory(2 * 2**30), default_driver_memory(512 * 2**30)
+    ('6144m', '1024m', '32768m')
+    """
+    memory = machine_memory_bytes() if memory_bytes is None else memory_bytes
+    if not memory:
+        return f"{DRIVER_MEMORY_MIN_MIB}m"
+    mib = memory // DRIVER_MEMORY_SHARE // 2**20
+    return f"{max(DRIVER_MEMORY_MIN_MIB, min(DRIVER_MEMORY_MAX_MIB, mib))}m"
+
+
 def _session_conf(
     app_name: str, extra_conf: Mapping[str, object] | None, delta: bool
 ) -> dict[str, str]:
     conf = spark_defaults()
+    conf.setdefault("spark.driver.memory", default_driver_memory())
     if delta:
         conf.update(delta_jar_conf())
         conf.setdefault("spark.sql.extensions", DELTA_EXTENSION)
@@ -220,7 +257,9 @@ def local_session(
     extra_conf: Mapping[str, object] | None = None,
     delta: bool = True,
 ) -> SparkSession:
-    """A classic (py4j) SparkSession configured from conf/spark-defaults.conf.
+    """A classic (py4j) SparkSession configured from conf/spark-defaults.conf,
+    its driver sized to the machine (`default_driver_memory`, unless
+    spark-defaults.conf or `extra_conf` sets `spark.driver.memory`).
 
     With ``delta=True`` the Delta jars (``delta_maven_coordinates()``) are added through
     ``spark.jars.packages`` and resolved offline from ~/.m2 (run ``scripts/setup.sh`` first),

@@ -23,6 +23,7 @@ from sparkdedalus.spark.pack import Layout
 from sparkdedalus.store.layout import ARRIVAL, KIND, OP, SRC, TICK
 
 _OP = "__op"
+_TICK = "__tick"
 
 
 def table_schema(layout: Layout, name: str, columns) -> StructType:
@@ -35,16 +36,17 @@ def table_schema(layout: Layout, name: str, columns) -> StructType:
 
 
 def tick_diff(pack: DataFrame, previous: DataFrame | None, tick: int, layout: Layout) -> DataFrame:
-    """The changes of `tick` in pack form plus `__op`: S and N rows of `pack`
-    not in `previous` (+1) and the reverse (-1), and the messages sent at `tick`
-    (+1). A lazy plan with one shuffle (none at the first tick)."""
+    """The changes of `tick` in pack form plus `__op` and `__tick`: S and N rows
+    of `pack` not in `previous` (+1) and the reverse (-1), and the messages sent
+    at `tick` (+1). A lazy plan with one shuffle (none at the first tick)."""
     current = pack.where((F.col("__kind") != MESSAGE) | (F.col("__sent") == tick))
     if previous is None:
-        return current.withColumn(_OP, F.lit(1))
+        return current.withColumn(_OP, F.lit(1)).withColumn(_TICK, F.lit(tick).cast("bigint"))
     columns = list(layout.pack_schema.fieldNames())
     both = current.select(*columns, F.lit(1).alias(_OP)).unionAll(
         previous.where(F.col("__kind") != MESSAGE).select(*columns, F.lit(-1).alias(_OP)))
-    return both.groupBy(*columns).agg(F.sum(_OP).alias(_OP)).where(F.col(_OP) != 0)
+    return (both.groupBy(*columns).agg(F.sum(_OP).alias(_OP)).where(F.col(_OP) != 0)
+            .withColumn(_TICK, F.lit(tick).cast("bigint")))
 
 
 def changed_relations(diff: DataFrame) -> list[str]:
@@ -52,13 +54,16 @@ def changed_relations(diff: DataFrame) -> list[str]:
     return sorted(row["__rel"] for row in diff.groupBy("__rel").count().collect())
 
 
-def relation_changes(diff: DataFrame, name: str, tick: int, layout: Layout, columns) -> DataFrame:
-    """Relation `name`'s rows of `diff` as rows of its table, in one partition
-    sorted by location (one data file per tick, row groups clustered by location)."""
+def relation_changes(diff: DataFrame, name: str, layout: Layout, columns, after: int = 0) -> DataFrame:
+    """Relation `name`'s rows of `diff` (the changes of one tick or of several,
+    see `tick_diff`) of ticks after `after`, as rows of its table, in one
+    partition sorted by location (one data file per commit, row groups
+    clustered by location)."""
     slot = layout.slot[name]
     values = [F.col(f"{slot}.{f.name}").alias(c) for c, f in zip(columns, layout.schemas[name].fields)]
-    rows = diff.where(F.col("__rel") == name).select(
-        *values, F.lit(tick).cast("bigint").alias(TICK), F.col("__kind").alias(KIND),
+    wanted = (F.col("__rel") == name) & (F.col(_TICK) > after) if after else F.col("__rel") == name
+    rows = diff.where(wanted).select(
+        *values, F.col(_TICK).alias(TICK), F.col("__kind").alias(KIND),
         F.col(_OP).cast("tinyint").alias(OP), F.col("__arrival").alias(ARRIVAL),
         F.col(SOURCE_COLUMN).alias(SRC))
     return rows.coalesce(1).sortWithinPartitions(columns[0], KIND)

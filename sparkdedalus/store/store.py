@@ -4,7 +4,10 @@
     previous = store.resume_pack()            # None, or the pack of store.last_tick
     for tick in range(store.last_tick + 1, ticks + 1):
         pack = loop.run_tick(tick, previous, state)
-        store.commit(tick, pack, previous)    # the changed tables, then the manifest
+        if tick % k == 0 or tick == ticks:
+            store.commit(tick, pack, previous)  # the staged ticks' changed tables, then the manifest
+        else:
+            store.stage(tick, pack, previous)   # kept (lazily) for the next commit
         previous = pack
     store.close()
 
@@ -20,11 +23,13 @@ import os
 import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from functools import reduce
 from urllib.parse import urlparse
 
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkdedalus.network import Network
+from sparkdedalus.spark.jobnames import JobNames
 from sparkdedalus.store import changes
 from sparkdedalus.store import manifest as manifests
 from sparkdedalus.store.errors import StoreError
@@ -55,6 +60,17 @@ def _local_directory(path: str) -> str:
     return os.path.abspath(parsed.path if parsed.scheme == "file" else str(path))
 
 
+def _applied_tick(table: str, manifest: Manifest) -> int:
+    """The last tick written to `table` by this run (its application transaction
+    version), when a crashed commit wrote it beyond the commit point; else 0.
+    A commit of several ticks that redoes a crashed one skips that table's rows up
+    to it: Delta would skip the whole write, or, when the redo ends later (another
+    --commit-every), write those ticks a second time."""
+    from deltalake import DeltaTable
+    version = DeltaTable(table).transaction_version(manifest.run_id) or 0
+    return version if version > manifest.last_tick else 0
+
+
 class Store:
     """A run directory opened for writing (see the module doc). Use `Store.open`."""
 
@@ -73,8 +89,13 @@ class Store:
         self._native_reads = native_reads
         #: the last committed tick when the store was opened (0: a new run)
         self.resumed_from = manifest.last_tick
-        #: relations written by each commit of this process: tick -> names
+        #: relations written by each commit of this process: its last tick -> names
         self.written: dict = {}
+        self._staged: list = []  # (tick, changes) staged for the next commit
+        #: table -> the last tick a crashed commit wrote to it beyond the commit point (see `open`)
+        self._applied: dict = {}
+        #: names of the Spark jobs of commits (`Engine.run` gives its own)
+        self.names = JobNames(spark)
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -148,6 +169,8 @@ class Store:
             table = store.table_path(name)
             if not os.path.exists(os.path.join(table, "_delta_log", f"{0:020d}.json")):
                 chosen.create(table, store.schemas[name])
+            elif existing is not None:
+                store._applied[name] = _applied_tick(table, manifest)
         return store
 
     # ------------------------------------------------------------------ state
@@ -169,34 +192,51 @@ class Store:
         return self._writer.kind
 
     # ------------------------------------------------------------------ writing
-    def commit(self, tick: int, pack: DataFrame, previous: DataFrame | None = None) -> bool:
-        """Store tick `tick`: `pack` is the engine's pack of the tick, `previous`
-        the pack of tick-1 (None at tick 1). The changes are computed once (one
-        job, which also finds the relations that changed), each changed relation's
-        table gets one idempotent Delta commit (one job each), then the manifest
-        advances: that is the commit point. Ticks are committed in order;
-        committing a tick that is already committed does nothing and returns False."""
+    def stage(self, tick: int, pack: DataFrame, previous: DataFrame | None = None) -> bool:
+        """Keep tick `tick`'s changes for the next commit: `pack` is the engine's
+        pack of the tick, `previous` the pack of tick-1 (None at tick 1). The
+        changes are a lazy checkpoint (planned now, computed by the commit's
+        first job). Ticks are staged in order; staging a committed tick does
+        nothing and returns False."""
         if not self._lock.held:
             raise StoreError(f"run directory {self.path} is closed")
         if tick <= self.manifest.last_tick:
             return False
-        if tick != self.manifest.last_tick + 1:
-            raise StoreError(f"ticks are committed in order: expected tick {self.manifest.last_tick + 1}, "
-                             f"got {tick}")
+        expected = (self._staged[-1][0] if self._staged else self.manifest.last_tick) + 1
+        if tick != expected:
+            raise StoreError(f"ticks are committed in order: expected tick {expected}, got {tick}")
         if previous is None and tick > 1:
             raise StoreError(f"committing tick {tick} needs the pack of tick {tick - 1}")
-        # lazy: computed by the job that finds the changed relations, read by the writes
-        diff = changes.tick_diff(pack, previous, tick, self.layout).localCheckpoint(eager=False)
-        names = changes.changed_relations(diff)
+        self._staged.append((tick, changes.tick_diff(pack, previous, tick, self.layout).localCheckpoint(eager=False)))
+        return True
+
+    def commit(self, tick: int, pack: DataFrame, previous: DataFrame | None = None) -> bool:
+        """Stage tick `tick` (see `stage`) and commit every staged tick: their
+        changes are computed once (one job, which also finds the relations that
+        changed), each changed relation's table gets one idempotent Delta commit
+        holding the rows of all of them (one job each; its application transaction
+        version is the last tick), then the manifest advances to `tick`: that is
+        the commit point. Committing a tick that is already committed does nothing
+        and returns False."""
+        if not self.stage(tick, pack, previous):
+            return False
+        staged, self._staged = self._staged, []
+        first = staged[0][0]
+        diff = reduce(DataFrame.unionAll, [d for _, d in staged])
 
         def write(name: str) -> None:
+            done = self._applied.get(name, 0)  # ticks a crashed commit already wrote to this table
+            if done >= tick:
+                return
             columns = self.manifest.relations[name].columns
-            self._writer.commit(self.table_path(name), tick,
-                                changes.relation_changes(diff, name, tick, self.layout, columns))
+            self._writer.commit(self.table_path(name), tick, changes.relation_changes(
+                diff, name, self.layout, columns, after=done if done >= first else 0))
 
-        # the tables are independent: their writes and Delta commits overlap
-        with ThreadPoolExecutor(max_workers=max(1, min(len(names), WRITE_THREADS))) as pool:
-            list(pool.map(write, names))
+        with self.names.scope("commit", f"{first}..{tick}" if first < tick else tick):
+            names = changes.changed_relations(diff)
+            # the tables are independent: their writes and Delta commits overlap
+            with ThreadPoolExecutor(max_workers=max(1, min(len(names), WRITE_THREADS))) as pool:
+                list(pool.map(self.names.in_thread(write), names))
         self.manifest.last_tick = tick
         manifests.save(self.path, self.manifest)
         self.written[tick] = names

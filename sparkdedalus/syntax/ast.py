@@ -100,6 +100,16 @@ class Aggregate:
     pos: Pos = _pos()
 
 
+@dataclass(frozen=True)
+class Seal:
+    """A head's `seal<X1, ..., Xn>` (sugar, desugared by checks/seal.py): the
+    rule sends, per destination and key, a batch of values X that the
+    receiver reads only once it has all of it."""
+
+    vars: tuple
+    pos: Pos = _pos()
+
+
 # ---------------------------------------------------------------- atoms and literals
 
 @dataclass(frozen=True)
@@ -275,7 +285,7 @@ class Unit:
 # ---------------------------------------------------------------- traversal helpers
 
 def expr_vars(expr) -> list[Var]:
-    """The variables of an expression or aggregate, left to right (with repeats)."""
+    """The variables of an expression, aggregate or seal, left to right (with repeats)."""
     if isinstance(expr, Var):
         return [expr]
     if isinstance(expr, BinOp):
@@ -284,6 +294,8 @@ def expr_vars(expr) -> list[Var]:
         return expr_vars(expr.operand)
     if isinstance(expr, Aggregate):
         return [expr.var] if expr.var is not None else []
+    if isinstance(expr, Seal):
+        return list(expr.vars)
     return []
 
 

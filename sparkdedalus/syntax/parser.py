@@ -30,7 +30,7 @@ _TERMINAL_NAMES = {
     "RBRACE": "'}'", "COLON": "':'", "AT": "'@'",
     "IDENT": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
     "COMPARE": "a comparison", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'",
-    "PERCENT": "'%'", "AGGREGATE": "an aggregate", "NOTIN": "'notin'", "BANG": "'!'",
+    "PERCENT": "'%'", "AGGREGATE": "an aggregate", "SEAL": "seal<..>", "NOTIN": "'notin'", "BANG": "'!'",
     "HASH": "'#'", "$END": "end of file",
 }
 
@@ -240,6 +240,18 @@ class _Builder(Transformer):
             self._error(pos, f"'{func}<*>' is not an aggregate; only count<*> takes '*'")
         return ast.Aggregate(func, var, pos)
 
+    def seal(self, children):
+        (tok,) = children
+        text, pos = str(tok), self._pos(tok)
+        found, names = [], set()
+        for match in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*", text[text.index("<"):]):
+            at = ast.Pos(self.file, pos.line, pos.col + text.index("<") + match.start())
+            if match.group() in names:
+                self._error(at, f"'{match.group()}' is sealed twice")
+            names.add(match.group())
+            found.append(ast.Var(match.group(), at))
+        return ast.Seal(tuple(found), pos)
+
     def _unmark(self, args, what_pos):
         out = []
         for i, arg in enumerate(args):
@@ -318,6 +330,8 @@ class _Builder(Transformer):
         for arg in atom.args:
             if isinstance(arg, ast.Aggregate):
                 self._error(arg.pos, "a fact cannot contain an aggregate")
+            elif isinstance(arg, ast.Seal):
+                self._error(arg.pos, "a fact cannot be sealed; seal<..> belongs on an @async rule head")
             elif not isinstance(arg, ast.Const):
                 what = f"variable '{arg.name}'" if isinstance(arg, ast.Var) else "a non-constant argument"
                 self._error(getattr(arg, "pos", atom.pos),

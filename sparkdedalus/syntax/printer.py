@@ -1,7 +1,7 @@
 """Print an AST back to canonical Dedalus text; ``parse(print(u)) == u``.
 
 >>> from sparkdedalus.syntax.parser import parse_text
->>> print(format_unit(parse_text('p(X,Y)@next:-q(X,Y),!r(X) ,Y>1+2*3;')))
+>>> print(format_unit(parse_text('p(X,Y)@next:-q(X,Y),!r(X) ,Y>1+2*3;')), end="")
 p(X, Y)@next :- q(X, Y), notin r(X), Y > 1 + 2 * 3;
 """
 
@@ -37,6 +37,8 @@ def _expr(expr) -> tuple[str, int]:
         return f"{format_expr(expr.left, prec)} {expr.op} {format_expr(expr.right, prec + 1)}", prec
     if isinstance(expr, ast.Aggregate):
         return f"{expr.func}<{expr.var.name if expr.var else '*'}>", _ATOMIC
+    if isinstance(expr, ast.Seal):
+        return f"seal<{', '.join(v.name for v in expr.vars)}>", _ATOMIC
     raise TypeError(f"not an expression: {expr!r}")
 
 

@@ -1,0 +1,2 @@
+"""Fault scenarios as data (docs/faults.md): the failure space of
+`sparkdedalus faults` and what a counterexample is. No Spark here."""

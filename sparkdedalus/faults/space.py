@@ -1,0 +1,125 @@
+"""The failure space of `sparkdedalus faults` (Molly's model, dialect.md 4):
+every subset of the omissions of the messages from A to B sent at tick t
+(A != B among the nodes, 1 <= t < EFF), times the crashes of at most C nodes,
+each at one tick in 1..EOT.
+
+A scenario has an index in 0..len(space)-1: the low bits are the omission
+mask over `channels()`, the rest numbers the crash choices. `sample` draws
+indices, so a space far too large to enumerate can still be sampled.
+
+>>> space = Space(nodes=("a", "b", "c"), eot=4, eff=2, crashes=0)
+>>> len(space), len(space.channels())
+(64, 6)
+>>> space[5]
+Scenario(omissions=(('a', 'b', 1), ('b', 'a', 1)), crashes=())
+>>> len(Space(nodes=("a", "b"), eot=3, eff=1, crashes=1))  # no omission; no crash, or 2 nodes x 3 ticks
+7
+>>> [s.size for s in Space(nodes=("a", "b"), eot=2, eff=1, crashes=1).smallest_first()]
+[0, 1, 1, 1, 1]
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+from math import comb
+
+from sparkdedalus.network import Network
+
+#: the largest space `sparkdedalus faults` runs whole; larger ones need `--sample`
+MAX_SCENARIOS = 1_000_000
+
+
+@dataclass(frozen=True, order=True)
+class Scenario:
+    """One failure schedule: omitted (src, dst, tick) channels and (node, tick) crashes."""
+
+    omissions: tuple = ()
+    crashes: tuple = ()
+
+    @property
+    def size(self) -> int:
+        """The number of failures (omitted channel-ticks plus crashes)."""
+        return len(self.omissions) + len(self.crashes)
+
+    def network(self) -> Network:
+        """The scenario as the reference evaluator's and the engine's failure model
+        (default delay: every message that is not lost arrives at the next tick)."""
+        return Network(omissions=frozenset(self.omissions), crashes=dict(self.crashes))
+
+    def to_json(self) -> dict:
+        return {"omissions": [list(o) for o in self.omissions], "crashes": [list(c) for c in self.crashes]}
+
+
+@dataclass(frozen=True)
+class Space:
+    """The scenarios over `nodes` (their order is kept) up to tick `eot`."""
+
+    nodes: tuple
+    eot: int
+    eff: int
+    crashes: int = 0
+
+    def __post_init__(self) -> None:
+        if len(set(self.nodes)) != len(self.nodes) or not self.nodes:
+            raise ValueError(f"the nodes must be distinct and at least one: {list(self.nodes)}")
+        if not 1 <= self.eot or not 0 <= self.eff <= self.eot:
+            raise ValueError(f"need EOT >= 1 and 0 <= EFF <= EOT, got EOT {self.eot}, EFF {self.eff}")
+        if not 0 <= self.crashes <= len(self.nodes):
+            raise ValueError(f"crashes must be between 0 and the number of nodes ({len(self.nodes)})")
+
+    def channels(self) -> tuple:
+        """The channel-ticks that may be omitted: (src, dst, tick), tick-major."""
+        return tuple((a, b, t) for t in range(1, self.eff) for a in self.nodes for b in self.nodes if a != b)
+
+    def crash_choices(self) -> int:
+        """The number of crash schedules (no crash included)."""
+        return sum(comb(len(self.nodes), k) * self.eot ** k for k in range(self.crashes + 1))
+
+    @property
+    def count(self) -> int:
+        """The number of scenarios (`len` too, while it fits an index)."""
+        return 2 ** len(self.channels()) * self.crash_choices()
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> Scenario:
+        if not 0 <= index < self.count:
+            raise IndexError(f"scenario {index} is outside 0..{self.count - 1}")
+        channels = self.channels()
+        mask, crash_index = index % 2 ** len(channels), index >> len(channels)
+        omissions = tuple(sorted(c for i, c in enumerate(channels) if mask >> i & 1))
+        return Scenario(omissions, self._crashes(crash_index))
+
+    def _crashes(self, index: int) -> tuple:
+        for k in range(self.crashes + 1):
+            block = comb(len(self.nodes), k) * self.eot ** k
+            if index < block:
+                who, when = divmod(index, self.eot ** k)
+                nodes = next(itertools.islice(itertools.combinations(self.nodes, k), who, None))
+                ticks = [when // self.eot ** i % self.eot + 1 for i in range(k)]
+                return tuple(sorted(zip(nodes, ticks)))
+            index -= block
+        raise AssertionError("unreachable: index checked against len(self)")
+
+    def __iter__(self):
+        return (self[i] for i in range(self.count))
+
+    def smallest_first(self) -> list:
+        """Every scenario, fewest failures first (then by their failures)."""
+        return sorted(self, key=lambda s: (s.size, s))
+
+    def sample(self, n: int, seed: int = 0) -> list:
+        """`n` distinct scenarios drawn at random (all of them when n >= len)."""
+        return [self[i] for i in self.sample_indices(n, seed)]
+
+    def sample_indices(self, n: int, seed: int = 0) -> list:
+        """The sorted indices of the scenarios `sample(n, seed)` draws."""
+        if n >= self.count:
+            return list(range(self.count))
+        draw, chosen = random.Random(seed), set()
+        while len(chosen) < n:
+            chosen.add(draw.randrange(self.count))
+        return sorted(chosen)

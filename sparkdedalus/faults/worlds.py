@@ -1,0 +1,208 @@
+"""Many failure scenarios in one run: the program rewritten with a world column.
+
+Every relation whose facts can differ between scenarios (reachable from an
+`@async` head or from `crash`; `pre` and `post` too) gets a world id W as its
+second column; the others stay shared by all worlds. A rule deriving a
+world-dependent relation carries W in each of its world-dependent atoms (so
+joins, `notin`, aggregates and `choose`, whose keys get W, are per world);
+without a world-dependent positive atom it joins `faults.world(W)`. An
+`@async` rule drops its message in the worlds where the sender's channel to
+the destination is omitted at this tick or the sender has crashed:
+
+    notin faults.lost(Sender, W, Dest), notin faults.down(Sender, W)
+
+`faults.lost` and `faults.down` are derived from three data relations, one
+row per failure of a world: `faults.omitted(Src, W, Dst, Tick)`,
+`faults.crashed(Node, W, Tick)`, and `faults.world(W)`; the built-in
+`crash(L, N, T)` becomes the data relation `faults.crash(L, W, N, T)`. A
+world-dependent relation's facts move to `faults.fact.<name>` and are copied
+into every world. The rewritten program runs with no failure model: the
+failures are data (see `sparkdedalus.spark.faults`).
+
+>>> from sparkdedalus import Program
+>>> p = Program.parse('''
+... log(N, P)@next :- log(N, P);
+... log(M, P)@async :- bcast(N, P), node(N, M);
+... pre(N, P) :- log(N, P);
+... post(N, P) :- log(N, P), notin crash(N, N, _);
+... node("a", "b"); bcast("a", "hi")@1; log("a", "hi")@1;''')
+>>> w = with_worlds(p)
+>>> sorted(w.dependent)
+['crash', 'log', 'post', 'pre']
+>>> from sparkdedalus.syntax.printer import format_rule
+>>> for r in source_rules(w.program):  # the rules as written, `.persist log` left out
+...     print(format_rule(r.rule))
+log(M, W, P)@async :- bcast(N, P), node(N, M), faults.world(W), notin faults.lost(N, W, M), notin faults.down(N, W);
+pre(N, W, P) :- log(N, W, P);
+post(N, W, P) :- log(N, W, P), notin faults.crash(N, W, N, _);
+log(X0, W, X1) :- faults.fact.log(X0, X1), faults.world(W);
+faults.lost(S, W, D) :- faults.omitted(S, W, D, T)@T;
+faults.down(N, W) :- faults.crashed(N, W, T)@Now, T <= Now;
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sparkdedalus.faults.verdict import POST, PRE
+from sparkdedalus.program import CRASH, Program
+from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
+from udfs.registry import FUNCTIONS
+
+#: the data relations a batched run fills from the scenarios
+WORLD, OMITTED, CRASHED, WORLD_CRASH = "faults.world", "faults.omitted", "faults.crashed", "faults.crash"
+#: derived: messages from Src to Dst lost at this tick; Node silenced from its crash on
+LOST, DOWN = "faults.lost", "faults.down"
+FACT_PREFIX = "faults.fact."
+
+
+@dataclass(frozen=True)
+class Worlds:
+    """A program rewritten with a world column (see the module docstring)."""
+
+    program: Program
+    original: Program
+    dependent: frozenset  # the original relations that got a world column
+    location_type: str  # the dialect type of the nodes' locations
+
+
+def world_dependent(program: Program) -> frozenset:
+    """Relations whose facts may differ between failure scenarios: `@async`
+    heads, `crash`, `pre` and `post`, and whatever a rule derives from them."""
+    dependent = {r.head.name for r in program.rules if r.delivery == "async"} | {CRASH, PRE, POST}
+    changed = True
+    while changed:
+        changed = False
+        for rule in program.rules:
+            reads = {a.name for a in rule.positive_atoms + rule.negated_atoms}
+            if rule.head.name not in dependent and reads & dependent:
+                dependent.add(rule.head.name)
+                changed = True
+    return frozenset(dependent & set(program.relations) | {PRE, POST})
+
+
+def with_worlds(program: Program) -> Worlds:
+    """The program with a world column (ValueError without `pre` and `post`)."""
+    if PRE not in program.relations or POST not in program.relations:
+        raise ValueError("the program needs relations 'pre' and 'post' (the invariant: every pre fact "
+                         "at EOT has an equal post fact)")
+    taken = [name for name in program.relations if name.startswith("faults.")]
+    if taken:
+        raise ValueError(f"relation '{taken[0]}': names starting with 'faults.' are reserved for fault scenarios")
+    dependent = world_dependent(program)
+    location = _location_type(program)
+    rules = [_rule(r, dependent) for r in source_rules(program)]
+    facts, lifted = [], {}
+    for fact in program.facts:
+        if fact.atom.name in dependent:
+            renamed = ast.Atom(FACT_PREFIX + fact.atom.name, fact.atom.args)
+            facts.append(dataclasses.replace(fact, atom=renamed))
+            lifted[fact.atom.name] = len(fact.atom.args)
+        else:
+            facts.append(fact)
+    for name, arity in lifted.items():
+        args = tuple(ast.Var(f"X{i}") for i in range(arity))
+        head = ast.Atom(name, args[:1] + (ast.Var("W"),) + args[1:])
+        body = (ast.Atom(FACT_PREFIX + name, args), ast.Atom(WORLD, (ast.Var("W"),)))
+        rules.append(SourceRule(ast.Rule(head, "now", body), DEFAULT_COMPONENT))
+    rules += [SourceRule(r, DEFAULT_COMPONENT) for r in _failure_rules()]
+    relations = {n: _widened(r) if n in dependent else r for n, r in program.relations.items() if n != CRASH}
+    shell = dataclasses.replace(program, relations=relations,
+                                outputs=tuple(n for n, r in relations.items() if not r.auxiliary))
+    decls = [ast.Decl(WORLD, (ast.Column("world", "int"),)),
+             ast.Decl(OMITTED, _columns(("src", location), ("world", "int"), ("dst", location), ("tick", "int"))),
+             ast.Decl(CRASHED, _columns(("node", location), ("world", "int"), ("tick", "int"))),
+             ast.Decl(WORLD_CRASH, _columns(("loc", location), ("world", "int"), ("node", location),
+                                            ("tick", "int")))]
+    text = program_text(shell, rules, facts=facts, decls=decls)
+    return Worlds(Program.parse(text, file="<with worlds>"), program, dependent, location)
+
+
+def _columns(*pairs) -> tuple:
+    return tuple(ast.Column(name, typ) for name, typ in pairs)
+
+
+def _widened(relation):
+    """A declared relation's declaration with the world column second."""
+    return dataclasses.replace(relation, columns=relation.columns[:1] + ("world",) + relation.columns[1:],
+                               types=relation.types[:1] + ("int",) + relation.types[1:])
+
+
+def _location_type(program: Program) -> str:
+    """The type of the locations messages go to (all nodes compare as strings
+    in the failure model, so one type is enough)."""
+    types = {program.relations[r.head.name].types[0] for r in program.rules if r.delivery == "async"}
+    if len(types) > 1:
+        raise ValueError(f"messages go to locations of several types ({', '.join(sorted(types))}): "
+                         f"fault scenarios need one")
+    return types.pop() if types else "string"
+
+
+def _failure_rules() -> list:
+    src, dst, world, tick, now = (ast.Var(n) for n in ("S", "D", "W", "T", "Now"))
+    lost = ast.Rule(ast.Atom(LOST, (src, world, dst)), "now",
+                    (ast.Atom(OMITTED, (src, world, dst, tick), ast.VarTime(tick)),))
+    down = ast.Rule(ast.Atom(DOWN, (ast.Var("N"), world)), "now",
+                    (ast.Atom(CRASHED, (ast.Var("N"), world, tick), ast.VarTime(now)),
+                     ast.Comparison("<=", tick, now)))
+    return [lost, down]
+
+
+def _rule(source: SourceRule, dependent: frozenset) -> SourceRule:
+    rule = source.rule
+    if rule.head.name not in dependent:
+        return source
+    world = ast.Var(_fresh(rule))
+    body, grounded = [], False
+    for lit in rule.body:
+        if isinstance(lit, ast.Atom) and lit.name in dependent:
+            body.append(_widen(lit, world))
+            grounded = True
+        elif isinstance(lit, ast.Negated) and lit.atom.name in dependent:
+            body.append(ast.Negated(_widen(lit.atom, world), lit.pos))
+        elif isinstance(lit, ast.Choose):
+            body.append(ast.Choose(lit.keys + (world,), lit.values, lit.pos))
+        else:
+            body.append(lit)
+    if not grounded:
+        body.append(ast.Atom(WORLD, (world,)))
+    if rule.delivery == "async":
+        sender, dest = _sender(rule), rule.head.args[0]
+        if not isinstance(dest, (ast.Var, ast.Const)):
+            raise ValueError(f"{rule.head.name}: a message's destination must be a variable or a constant "
+                             f"for fault scenarios")
+        body += [ast.Negated(ast.Atom(LOST, (sender, world, dest))), ast.Negated(ast.Atom(DOWN, (sender, world)))]
+    return dataclasses.replace(source, rule=ast.Rule(_widen(rule.head, world), rule.delivery, tuple(body), rule.pos))
+
+
+def _sender(rule: ast.Rule):
+    """The sender of a message: the location of the rule's first positive atom
+    (as in the engines, `sparkdedalus.network`)."""
+    first = next(lit for lit in rule.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS)
+    return first.args[0]
+
+
+def _widen(atom: ast.Atom, world: ast.Var) -> ast.Atom:
+    name = WORLD_CRASH if atom.name == CRASH else atom.name
+    return ast.Atom(name, atom.args[:1] + (world,) + atom.args[1:], atom.time, atom.pos)
+
+
+def _fresh(rule: ast.Rule) -> str:
+    """A variable name the rule does not use: W, W1, W2, ..."""
+    used = set()
+
+    def walk(node):
+        if isinstance(node, ast.Var):
+            used.add(node.name.lower())
+        elif dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name))
+        elif isinstance(node, tuple):
+            for item in node:
+                walk(item)
+
+    walk(rule)
+    return next(name for name in ("W", *(f"W{i}" for i in range(1, len(used) + 2))) if name.lower() not in used)

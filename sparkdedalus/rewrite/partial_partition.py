@@ -1,0 +1,194 @@
+"""Partial partitioning with coordination (scaling paper, 4.3 and B.3-B.4): a
+component whose distribution policy is "partial" runs on N partitions per
+location like `partition` (keyed relations routed by their key), and every
+partition holds the replicated relations in full. The inputs that feed them
+(the policy's `broadcast`) go through a coordinator at `L + "/coord"`, which
+orders them, so that every partition applies them in the same order relative
+to its partitioned inputs.
+
+The coordinator (component `C_coord`) takes the replicated inputs that arrive
+in one tick T as batch T (T: its tick, unique and increasing), remembers the
+batch before it (Prev, 0 for none) and sends each fact to every partition as
+`r_voteReq(Lp, T, Prev, ..)`. A partition holds the facts (`r_held`), is
+*frozen* while it holds a batch it has not applied, and votes for each fact
+(`r_vote`). When every partition has voted for every fact of batch T, the
+coordinator sends `C_commit(Lp, T)`. A partition applies batch T (derives `r`
+from `r_held`, `C_ready`) once it is committed and batch Prev is applied: one
+batch a tick, in the coordinator's order. A partitioned input `q` is read as
+`q_sealed`: at once when the partition is not frozen, else from `q_buffer`
+after it thaws (a persisted `q` is read as the persisted `q_sealed`).
+
+A sealed output of the component (`sealing`, B.4) is sent by every partition
+as its fraction with its count, and the receiver waits for all N partitions.
+
+Refused (`RewriteError`): a policy that is not partial (unless the component
+has sealed outputs), a persisted replicated input, a name the rewrite needs
+that is taken, and what `partition.spread` refuses.
+
+>>> from sparkdedalus import Program
+>>> from sparkdedalus.rewrite.text import program_text, source_rules
+>>> p = Program.parse('''component k { .persist conf .persist log
+...   conf(L, C) :- set(L, C);
+...   log(L, K, V) :- put(L, K, V), conf(L, C), V <= C; }
+... set("k", 5)@1; put("k", "a", 3)@9;''')
+>>> q = partial_partition(p, "k", 2)
+>>> q.homes, sorted(r for r in q.relations if r.startswith("set_"))
+(('/p0', '/p1', '/coord'), ['set_coord', 'set_held', 'set_order', 'set_vote', 'set_voteReq'])
+>>> [(f.atom.name, f.atom.args[0].value, f.tick) for f in q.facts if f.atom.name.startswith("set")]
+[('set_coord', 'k/coord', 1)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sparkdedalus.analysis.partitioning import distribution_policy
+from sparkdedalus.analysis.roles import component_roles
+from sparkdedalus.program import Program
+from sparkdedalus.rewrite import partition
+from sparkdedalus.rewrite.decouple import RewriteError, redirect
+from sparkdedalus.rewrite.partition import spread, suffixes
+from sparkdedalus.rewrite.sealing import NEW, policy_rules, seal_partitions, sealed_outputs
+from sparkdedalus.rewrite.text import SourceRule, program_text
+from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.parser import parse_text
+
+#: the policy method this rewrite implements
+METHOD = "partial"
+#: the coordinator's location: L + COORD
+COORD = "/coord"
+
+
+def precondition(program, component: str):
+    """The component's `DistributionPolicy`, the counting rules of its sealed
+    outputs left out (`sealing`, B.4.2); a `ValueError` names an unknown component."""
+    sealed = sealed_outputs(program, component)
+    if not sealed:
+        return partition.precondition(program, component)
+    return distribution_policy(program, component, policy_rules(program, component, sealed))
+
+
+def partial_partition(program, component: str, n: int) -> Program:
+    """`program` with `component` on `n` partitions per location, its
+    replicated inputs ordered by a coordinator and its sealed outputs
+    counted per partition (module docstring)."""
+    if n < 1:
+        raise RewriteError(f"the number of partitions must be at least 1, got {n}")
+    policy, sealed = precondition(program, component), sealed_outputs(program, component)
+    if policy.method != METHOD and not (sealed and policy.partitioned):
+        raise RewriteError(f"component {component!r} has a {policy.method} policy, not a partial one, "
+                           f"and no sealed output")
+    roles = next(r for r in component_roles(program) if r.name == component)
+    broadcast = sorted(policy.broadcast)
+    buffered = sorted(roles.referenced_inputs - set(policy.replicate)) if broadcast else []
+    persisted = {r.head.name: r.component for r in program.rules if r.persistence}
+    for name in broadcast:
+        if name in persisted:
+            raise RewriteError(f"the replicated input {name} is persisted: the coordinator orders arrivals only")
+    coordinator = f"{component}_coord"
+    rules, facts = spread(program, component, n, policy, {q: f"{q}_sealed" for q in buffered})
+    rules, receiving = seal_partitions(rules, component, sealed, n)
+    for s in sealed:
+        persisted.pop(f"{s.out}Count", None)
+    persisted.update(receiving)
+    rules = [replace(s, rule=_to_coordinator(s.rule)) if s.rule.delivery == "async"
+             and s.rule.head.name in broadcast else s for s in rules]
+    facts = [replace(f, atom=_to_coordinator(f.atom), component=coordinator) if f.atom.name in broadcast else f
+             for f in facts]
+
+    arity = {name: program.relations[name].arity for name in broadcast + buffered}
+    added = _coordinator(component, broadcast, arity, n) + _partition_side(component, broadcast, buffered,
+                                                                           arity, persisted)
+    added = {}
+    for owner, text in _coordinator(component, broadcast, arity, n) + \
+            _partition_side(component, broadcast, buffered, arity, persisted):
+        for stmt in parse_text(text).statements:
+            if isinstance(stmt, ast.PersistDecl):
+                added[stmt.name] = owner
+            else:
+                rules.append(SourceRule(stmt, owner))
+                added.setdefault(stmt.head.name, None)
+    introduced = set(added) - set(broadcast) | {s.out + suffix for s in sealed for suffix in NEW}
+    taken = sorted(introduced & set(program.relations))
+    if taken or broadcast and coordinator in program.components:
+        name = taken[0] if taken else coordinator
+        raise RewriteError(f"the rewrite needs the name {name!r}, which the program uses")
+    persisted.update({name: owner for name, owner in added.items() if owner is not None})
+    homes = program.homes + suffixes(n) + ((COORD,) if broadcast else ())
+    text = program_text(replace(program, homes=homes), rules, facts, persisted)
+    return Program.parse(text, file=f"<{component} partially partitioned>")
+
+
+def _to_coordinator(item):
+    """A sender of a replicated input r (a rule or a fact's atom): `r_coord`
+    at `L + COORD` instead of r at L (the component's rules would run on r
+    at the coordinator)."""
+    if isinstance(item, ast.Rule):
+        rule = redirect(item, COORD)
+        return replace(rule, head=replace(rule.head, name=f"{rule.head.name}_coord"))
+    location = item.args[0].value
+    if not isinstance(location, str):
+        raise RewriteError(f"{item.pos}: location {location!r} is not a string: cannot add {COORD!r}")
+    return replace(item, name=f"{item.name}_coord", args=(ast.Const(location + COORD), *item.args[1:]))
+
+
+def _columns(k: int) -> str:
+    return "".join(f", X{i}" for i in range(1, k))
+
+
+def _coordinator(c: str, broadcast, arity: dict, n: int) -> list:
+    """(component, text of its rules and `.persist` lines) of the coordinator."""
+    if not broadcast:
+        return []
+    k = f"{c}_coord"
+    lines = [f".persist {c}_seen", f".persist {c}_index", f".persist {c}_done"]
+    for r in broadcast:
+        xs = _columns(arity[r])
+        lines += [f".persist {r}_order", f".persist {r}_vote",
+                  f"{c}_inbatch(Lc, T) :- {r}_coord(Lc{xs})@T;",
+                  f"{r}_order(Lc, T{xs}) :- {r}_coord(Lc{xs})@T;",
+                  f"{r}_voteReq(Lp, T, Prev{xs})@async :- {r}_coord(Lc{xs})@T, {c}_prev(Lc, Prev), "
+                  f"{c}_part(Lc, Lp);",
+                  f"{c}_missing(Lc, T) :- {r}_order(Lc, T{xs}), {c}_part(Lc, Lp), notin {r}_vote(Lc, Lp, T{xs});"]
+    lines += [f"{c}_seen(Lc, T)@next :- {c}_inbatch(Lc, T);",
+              f"{c}_last(Lc, max<T>) :- {c}_seen(Lc, T);",
+              f"{c}_prev(Lc, Prev) :- {c}_inbatch(Lc, T), {c}_last(Lc, Prev);",
+              f"{c}_prev(Lc, 0) :- {c}_inbatch(Lc, T), notin {c}_seen(Lc, _);",
+              f"{c}_index(Lc, 0) :- {c}_inbatch(Lc, T);",
+              f"{c}_index(Lc, J) :- {c}_index(Lc, I), J == I + 1, J < {n};",
+              f'{c}_part(Lc, Lp) :- {c}_index(Lc, I), home(Lc, L), tostring(I, S), Lp == L + "/p" + S;',
+              f"{c}_open(Lc, T) :- {c}_seen(Lc, T), notin {c}_done(Lc, T);",
+              f"{c}_commit(Lp, T)@async :- {c}_open(Lc, T), notin {c}_missing(Lc, T), {c}_part(Lc, Lp);",
+              f"{c}_done(Lc, T)@next :- {c}_open(Lc, T), notin {c}_missing(Lc, T);"]
+    return [(k, "\n".join(lines))]
+
+
+def _partition_side(c: str, broadcast, buffered, arity: dict, persisted: dict) -> list:
+    """(component, text) of what the partitions add: hold, vote,
+    apply in order, freeze; buffer the partitioned inputs."""
+    if not broadcast:
+        return []
+    lines = [f".persist {c}_committed", f".persist {c}_processed"]
+    for r in broadcast:
+        xs = _columns(arity[r])
+        lines += [f".persist {r}_held",
+                  f"{r}_held(Lp, T, Prev{xs}) :- {r}_voteReq(Lp, T, Prev{xs});",
+                  f'{r}_vote(Lc, Lp, T{xs})@async :- {r}_voteReq(Lp, T, Prev{xs}), home(Lp, L), Lc == L + "{COORD}";',
+                  f"{c}_batch(Lp, T, Prev) :- {r}_held(Lp, T, Prev{xs});",
+                  f"{r}(Lp{xs}) :- {r}_held(Lp, T, Prev{xs}), {c}_ready(Lp, T);"]
+    lines += [f"{c}_committed(Lp, T) :- {c}_commit(Lp, T);",
+              f"{c}_ready(Lp, T) :- {c}_committed(Lp, T), {c}_batch(Lp, T, 0), notin {c}_processed(Lp, T);",
+              f"{c}_ready(Lp, T) :- {c}_committed(Lp, T), {c}_batch(Lp, T, Prev), {c}_processed(Lp, Prev), "
+              f"notin {c}_processed(Lp, T);",
+              f"{c}_processed(Lp, T)@next :- {c}_ready(Lp, T);",
+              f"{c}_frozen(Lp) :- {c}_batch(Lp, T, _), notin {c}_processed(Lp, T);"]
+    for q in buffered:
+        xs = _columns(arity[q])
+        lines.append(f"{q}_sealed(Lp{xs}) :- {q}(Lp{xs}), notin {c}_frozen(Lp);")
+        if q in persisted:
+            lines.append(f".persist {q}_sealed")
+            continue
+        lines += [f"{q}_sealed(Lp{xs}) :- {q}_buffer(Lp{xs}), notin {c}_frozen(Lp);",
+                  f"{q}_buffer(Lp{xs})@next :- {q}(Lp{xs}), {c}_frozen(Lp);",
+                  f"{q}_buffer(Lp{xs})@next :- {q}_buffer(Lp{xs}), {c}_frozen(Lp);"]
+    return [(c, "\n".join(lines))]

@@ -1,0 +1,201 @@
+"""`sparkdedalus faults`: check a program's `pre`/`post` invariant under every
+failure scenario of a bounded space (docs/faults.md).
+
+    sparkdedalus faults FILE... --nodes a,b,c --eot 4 --eff 2 [--crashes 0]
+                        [--sample N [--seed S]] [--engine spark|reference]
+                        [--format text|json] [--store PATH] [--quiet]
+                        [--master URL | --remote URL] [--verbose]
+
+The space: every subset of the omissions of the messages A sends to B at tick t
+(A != B among --nodes, t < EFF), times the crashes of at most --crashes nodes,
+each at one tick in 1..EOT. A scenario is a counterexample when a `pre` fact at
+EOT has no equal `post` fact. Prints the number of scenarios run and the
+counterexamples, smallest first (`--format json`: every one of them). With
+--store PATH the smallest ones are also run on the Spark engine and stored in
+PATH/counterexample-1, ... for `sparkdedalus diagram`.
+Exit codes: 0 no counterexample, 1 some (or program errors), 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+
+from sparkdedalus.errors import UsageError
+from sparkdedalus.shell.check import add_hidden_strict
+from sparkdedalus.shell.run import int_option
+
+ENGINES = ("spark", "reference")
+FORMATS = ("text", "json")
+#: the counterexamples the text format lists (json lists them all)
+SHOWN = 10
+#: the counterexamples --store stores, smallest first
+STORED = 3
+
+
+def add_parser(commands) -> None:
+    """Add the `faults` subcommand to the CLI's subparsers."""
+    faults = commands.add_parser("faults", help="check the pre/post invariant under every failure scenario")
+    faults.add_argument("files", nargs="+", metavar="FILE")
+    faults.add_argument("--nodes", metavar="A,B,..", required=True, help="the nodes whose messages may be lost or who may crash")
+    faults.add_argument("--eot", metavar="N", required=True, help="the last tick; pre and post are read there")
+    faults.add_argument("--eff", metavar="N", required=True, help="omissions at the send ticks t < EFF (0: none)")
+    faults.add_argument("--crashes", metavar="N", default="0", help="crash at most N nodes (default 0)")
+    faults.add_argument("--sample", metavar="N", help="check N scenarios drawn at random instead of all")
+    faults.add_argument("--seed", metavar="S", default="0", help="seed of --sample (default 0)")
+    faults.add_argument("--engine", default="spark", help="spark (default: all scenarios at once) or reference (one by one)")
+    faults.add_argument("--format", default="text", help="text (default) or json")
+    faults.add_argument("--store", metavar="PATH", help=f"store the {STORED} smallest counterexamples as runs under PATH")
+    faults.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
+    faults.add_argument("--remote", metavar="URL", help="use Spark Connect at URL")
+    faults.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[],
+                        help="a Spark setting for the session the command creates (repeatable)")
+    faults.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    faults.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
+    add_hidden_strict(faults)
+    faults.set_defaults(handler=handle, ui=False)
+
+
+def handle(args, new_session=None) -> int:
+    """`faults`; `new_session(args)` makes the Spark session (default: the one
+    --master or --remote asks for, as `run` makes it)."""
+    from sparkdedalus.faults.space import MAX_SCENARIOS, Space
+    from sparkdedalus.program import Program
+    from sparkdedalus.shell.run import conf_settings
+    options = _options(args)
+    args.conf_settings = conf_settings(args.conf)
+    program = Program.from_files(*args.files, strict=args.strict)
+    _check_program(program, options["nodes"])
+    try:
+        space = Space(options["nodes"], options["eot"], options["eff"], options["crashes"])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if options["sample"] is None and space.count > MAX_SCENARIOS:
+        raise UsageError(f"the space has {space.count:,} scenarios, more than {MAX_SCENARIOS:,}: add --sample N")
+    stores = _store_paths(args.store)
+    if program.warnings:
+        print(program.render_warnings(), file=sys.stderr)
+    spark = _session(args, new_session) if args.engine == "spark" else None
+    started = time.perf_counter()  # the check alone, without the session's start
+    if spark is None:
+        checked = _reference(program, options, min(space.count, options["sample"] or space.count), args.quiet)
+    else:
+        from sparkdedalus.spark.engine import Engine
+        checked = Engine(spark).faults(program, **options)
+    seconds = time.perf_counter() - started
+    print(_render(args.format, checked, seconds, _replay(args.files, options["eot"])))
+    if stores and checked.counterexamples:
+        _store(program, checked.counterexamples[:STORED], stores, options["eot"], spark or _session(args, new_session))
+    return 1 if checked.counterexamples else 0
+
+
+def _options(args) -> dict:
+    """The space's options as `Engine.faults` takes them; usage errors for the rest."""
+    if args.engine not in ENGINES:
+        raise UsageError(f"--engine: expected one of {', '.join(ENGINES)}, got '{args.engine}'")
+    if args.format not in FORMATS:
+        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
+    nodes = tuple(node.strip() for node in args.nodes.split(","))
+    if not all(nodes):
+        raise UsageError(f"--nodes: expected comma-separated node names, got '{args.nodes}'")
+    return {"nodes": nodes, "eot": int_option("--eot", args.eot, 1), "eff": int_option("--eff", args.eff, 0),
+            "crashes": int_option("--crashes", args.crashes, 0),
+            "sample": None if args.sample is None else int_option("--sample", args.sample, 1),
+            "seed": int_option("--seed", args.seed, None)}
+
+
+def _check_program(program, nodes: tuple) -> None:
+    """The invariant's relations exist with one arity, and every node is one
+    of the program's locations: the first argument of one of its facts."""
+    from sparkdedalus.faults.verdict import POST, PRE
+    from udfs.registry import spark_string
+    defined = program.idb | {fact.atom.name for fact in program.facts}
+    absent = [name for name in (PRE, POST) if name not in defined]
+    if absent:
+        raise UsageError(f"the program defines no '{absent[0]}' relation: faults checks the invariant "
+                         f"pre => post (rules or facts of pre and post, read at EOT)")
+    if program.relations[PRE].arity != program.relations[POST].arity:
+        raise UsageError(f"pre and post must have one arity, got pre/{program.relations[PRE].arity} "
+                         f"and post/{program.relations[POST].arity}")
+    known = {spark_string(fact.row[0]) for fact in program.facts}
+    unknown = [node for node in nodes if node not in known]
+    if unknown:
+        raise UsageError(f"--nodes: unknown node '{unknown[0]}' (the locations of the program's facts: "
+                         f"{', '.join(sorted(known)) or 'none'})")
+
+
+def _reference(program, options: dict, total: int, quiet: bool):
+    from sparkdedalus.reference.faults import faults
+    from sparkdedalus.spark.progress import TickProgress
+    with TickProgress(total, enabled=not quiet, unit="scenario") as bar:
+        return faults(program, **options, progress=lambda done, found: bar.show(done, f"{found:,} counterexamples"))
+
+
+def _session(args, new_session):
+    from sparkdedalus.shell.run_spark import spark_session
+    return (new_session or spark_session)(args)
+
+
+def _render(fmt: str, checked, seconds: float, replay: str) -> str:
+    """The result as text or json; `replay` + a scenario's network spec replays it."""
+    found = checked.counterexamples
+    if fmt == "json":
+        return json.dumps({"scenarios": checked.scenarios, "counterexamples": [c.to_json() for c in found],
+                           "seconds": round(seconds, 3)})
+    head = _count(checked.scenarios, "scenario") + ", "
+    if not found:
+        return head + f"no counterexample ({seconds:.2f} s)"
+    lines = [head + _count(len(found), "counterexample") + f" ({seconds:.2f} s), smallest first:"]
+    lines += [f"  {i}. {_failures(c.scenario)}: missing {', '.join(_fact(f) for f in c.missing)}"
+              for i, c in enumerate(found[:SHOWN], 1)]
+    if len(found) > SHOWN:
+        lines.append(f"  ... {len(found) - SHOWN:,} more (--format json lists them all)")
+    first = _failures(found[0].scenario)
+    lines.append(f"replay the first: {replay}" + (f" --network {shlex.quote(first)}" if found[0].scenario.size else ""))
+    return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _replay(files: list, eot: int) -> str:
+    """The `run` command that replays a scenario, but for its --network."""
+    return f"sparkdedalus run {' '.join(shlex.quote(f) for f in files)} --ticks {eot} --engine reference " \
+           f"--relations pre,post --format table"
+
+
+def _failures(scenario) -> str:
+    """A scenario as `--network` items: omit=A>B@T,crash=N@T."""
+    items = [f"omit={a}>{b}@{t}" for a, b, t in scenario.omissions] + [f"crash={n}@{t}" for n, t in scenario.crashes]
+    return ",".join(items) or "no failure"
+
+
+def _fact(row: tuple) -> str:
+    from sparkdedalus.syntax.printer import format_const
+    return f"post({', '.join(format_const(v) for v in row)})"
+
+
+def _store_paths(store: str | None) -> list:
+    """PATH/counterexample-1.. for --store, refused before any work when one is
+    locked or already holds a run."""
+    if store is None:
+        return []
+    from sparkdedalus.shell.run_spark import check_store
+    paths = [os.path.join(store, f"counterexample-{i}") for i in range(1, STORED + 1)]
+    for path in paths:
+        check_store(path)
+    return paths
+
+
+def _store(program, counterexamples: list, paths: list, eot: int, spark) -> None:
+    """Run each counterexample's scenario on the Spark engine with a store."""
+    from sparkdedalus.spark.engine import Engine
+    engine = Engine(spark)
+    for path, counterexample in zip(paths, counterexamples):
+        engine.run(program, ticks=eot, network=counterexample.scenario.network(), store=path)
+        print(f"stored {_failures(counterexample.scenario)} in {path} "
+              f"(draw it: sparkdedalus diagram {path} --out diagram.html)", file=sys.stderr)

@@ -1,0 +1,102 @@
+"""Names for the Spark jobs the engine starts, as the Spark UI and listeners see them.
+
+    names = JobNames(spark)
+    with names.scope("run", "3f2a9c01"):       # tag sparkdedalus-run-3f2a9c01
+        with names.scope("tick", 5):            # tag sparkdedalus-tick-5
+            names.step("iteration", 2)          # tag sparkdedalus-iteration-2, until the tick's scope ends
+            spark.range(3).count()              # description "sparkdedalus: run 3f2a9c01, tick 5, iteration 2"
+
+Every job started in a scope carries its tags (`SparkSession.addTag`, on
+classic sessions and on Spark Connect: the UI lists them with each job,
+`spark.interruptTag` cancels them) and, on a classic session, the scopes as
+its description (`SparkContext.setJobDescription`; Spark Connect has no
+description API, its server describes jobs itself). Tags and descriptions
+belong to the thread that sets them: `in_thread` carries them into a worker
+thread.
+
+>>> JobNames.tag("tick", 5), JobNames.tag("commit", "ticks 1..3")
+('sparkdedalus-tick-5', 'sparkdedalus-commit-ticks-1..3')
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+from pyspark.sql import SparkSession
+
+PREFIX = "sparkdedalus"
+
+
+class JobNames:
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self._scopes: list = []  # (kind, value, tag)
+        try:  # a classic session's SparkContext; Spark Connect has none
+            self._context = spark.sparkContext
+            self._outside = self._context.getLocalProperty("spark.job.description")
+        except Exception:  # noqa: BLE001 (PySparkNotImplementedError, AttributeError)
+            self._context = None
+            self._outside = None
+
+    @staticmethod
+    def tag(kind: str, value) -> str:
+        """The job tag of a scope: no commas or spaces (Spark refuses commas)."""
+        return re.sub(r"[\s,]+", "-", f"{PREFIX}-{kind}-{value}")
+
+    def description(self) -> str | None:
+        """The description of the jobs started now, from the open scopes."""
+        if not self._scopes:
+            return self._outside
+        return f"{PREFIX}: " + ", ".join(f"{kind} {value}" for kind, value, _ in self._scopes)
+
+    @contextmanager
+    def scope(self, kind: str, value):
+        """Name the jobs started inside by `kind value` (nested in the open scopes)."""
+        depth = len(self._scopes)
+        self._open(kind, value)
+        try:
+            yield
+        finally:
+            self._close(depth)
+
+    def step(self, kind: str, value) -> None:
+        """Open scope `kind value` until the enclosing scope ends, closing an open
+        `kind` scope first (semi-naive iterations: one after the other)."""
+        for depth, (open_kind, _, _) in enumerate(self._scopes):
+            if open_kind == kind:
+                self._close(depth)
+                break
+        self._open(kind, value)
+
+    def in_thread(self, function):
+        """`function` wrapped to run in another thread with the scopes open now."""
+        tags, description = [t for _, _, t in self._scopes], self.description()
+
+        def named(*args):
+            for tag in tags:
+                self.spark.addTag(tag)
+            self._describe(description)
+            try:
+                return function(*args)
+            finally:
+                for tag in tags:
+                    self.spark.removeTag(tag)
+                self._describe(None)
+        return named
+
+    def _open(self, kind: str, value) -> None:
+        tag = self.tag(kind, value)
+        self._scopes.append((kind, value, tag))
+        self.spark.addTag(tag)
+        self._describe(self.description())
+
+    def _close(self, depth: int) -> None:
+        for _, _, tag in self._scopes[depth:]:
+            self.spark.removeTag(tag)
+        del self._scopes[depth:]
+        self._describe(self.description())
+
+    def _describe(self, text: str | None) -> None:
+        if self._context is not None:
+            self._context.setJobDescription(text)

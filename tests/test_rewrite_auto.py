@@ -1,0 +1,125 @@
+"""`sparkdedalus rewrite --auto`: on voting and two-phase commit it applies the
+decouplings and partitionings derived by hand below, says so in the header and on
+stderr, and the program checks and passes `equiv` over 20 seeds; a component
+nothing applies to is reported as such; a decoupling added to the registry is
+used without other changes; bad input is one line, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import sparkdedalus.rewrite
+from sparkdedalus import Program
+from sparkdedalus.rewrite import mutually_independent
+from sparkdedalus.shell.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+VOTING, TWO_PC = str(EXAMPLES / "voting.ded"), str(EXAMPLES / "two_phase_commit.ded")
+
+# Derived from the programs: the largest candidate a decoupling applies to moves first.
+# Voting's leader has two independent parts, {ballot} and the collectors; the collectors
+# move, and ballot alone is all that stays. The participant's vote rule negates voted,
+# which the other rule derives: no decoupling. Everything is co-hashed by the ballot.
+VOTING_NOTES = [
+    "leader -> leader_2: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, replied "
+    "(independent part)",
+    "leader on 4 partitions (co-hashing)", "leader_2 on 4 partitions (co-hashing)",
+    "participant on 4 partitions (co-hashing)"]
+# 2PC's coordinator: parts {prepare} (1 rule), committers (8), enders (3): the committers,
+# then the enders move. The participant: voters (lines 69-72), {74, 75} (commit), {76}
+# (abort), {78} (inquiries): the voters, the commit handlers, then the abort handler (the
+# first of two single rules) move. All by the transaction id.
+TWO_PC_NOTES = [
+    "coordinator -> coordinator_2: mutually independent decoupling of yes, nyes, decide_commit, commit_log, commit, "
+    "sent_commit, abort, answer (independent part)",
+    "coordinator -> coordinator_3: mutually independent decoupling of acks, nacks, end_log (independent part)",
+    "participant -> participant_2: mutually independent decoupling of part_log, vote (independent part)",
+    "participant -> participant_3: mutually independent decoupling of part_log, ack (independent part)",
+    "participant -> participant_4: mutually independent decoupling of part_log (independent part)",
+    "coordinator on 2 partitions (co-hashing)", "coordinator_2 on 2 partitions (co-hashing)",
+    "coordinator_3 on 2 partitions (co-hashing)", "participant on 2 partitions (co-hashing)",
+    "participant_2 on 2 partitions (co-hashing)", "participant_3 on 2 partitions (co-hashing)",
+    "participant_4 on 2 partitions (co-hashing)"]
+CASES = [(VOTING, "leader,participant", [], VOTING_NOTES),
+         (TWO_PC, "coordinator,participant", ["--partitions", "2"], TWO_PC_NOTES)]
+
+
+def _notes(lines) -> list:
+    return [line.split("sparkdedalus rewrite: ", 1)[1] for line in lines if "sparkdedalus rewrite: " in line]
+
+
+def _starts(notes, expected) -> bool:
+    return len(notes) == len(expected) and all(n.startswith(e) for n, e in zip(notes, expected))
+
+
+@pytest.mark.parametrize("path, components, options, expected", CASES, ids=["voting", "2pc"])
+def test_auto_applies_what_the_analyses_allow_and_is_equivalent(path, components, options, expected, tmp_path, capsys):
+    out = str(tmp_path / "auto.ded")
+    assert main(["rewrite", path, "--auto", components, *options, "--out", out]) == 0
+    header = _notes(Path(out).read_text().splitlines())
+    assert _starts(header, expected), header
+    assert _notes(capsys.readouterr().err.splitlines()) == header
+    assert main(["check", out]) == 0
+    capsys.readouterr()
+    assert main(["equiv", path, out, "--ticks", "30", "--seeds", "20"]) == 0
+
+
+def test_a_component_nothing_applies_to_is_reported(tmp_path, capsys):
+    # p and q are EDB: the rules over them only compute constants, no decoupling candidate;
+    # p is joined on different columns in the two rules: a partial policy, not partitioned
+    src = tmp_path / "partial.ded"
+    src.write_text("component k {\n    a(L, X, Y) :- p(L, X, Y), q(L, Y, Z);\n"
+                   "    b(L, X) :- p(L, X, Y), q(L, X, Y);\n}\n")
+    assert main(["rewrite", str(src), "--auto", "k"]) == 0
+    out, err = capsys.readouterr()
+    assert _notes(err.splitlines()) == [
+        "k not partitioned: component 'k' has a partial policy: it cannot be partitioned without coordination "
+        "(partial_partition)",
+        "k: nothing to apply"]
+    rules = [line for line in out.splitlines() if ":-" in line]
+    assert rules == ["    a(L, X, Y) :- p(L, X, Y), q(L, Y, Z);", "    b(L, X) :- p(L, X, Y), q(L, X, Y);"]
+
+
+def test_auto_uses_the_decouplings_registered(monkeypatch, tmp_path, capsys):
+    # a rewrite added to DECOUPLINGS is used as it is; with none registered nothing decouples
+    class Renamed:
+        REWRITE = "renamed"
+        coordinated = False
+        precondition = staticmethod(mutually_independent.precondition)
+        apply = staticmethod(mutually_independent.apply)
+
+    monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", (Renamed,))
+    assert main(["rewrite", VOTING, "--auto", "leader"]) == 0
+    assert _notes(capsys.readouterr().err.splitlines())[0].startswith("leader -> leader_2: renamed decoupling of votes")
+    monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", ())
+    assert main(["rewrite", VOTING, "--auto", "leader"]) == 0
+    assert _starts(_notes(capsys.readouterr().err.splitlines()), ["leader on 4 partitions (co-hashing): request by c2, votes"])
+
+
+def test_auto_composes_with_the_other_steps_in_order(capsys):
+    # the collectors decoupled by hand first: --auto finds nothing more to move from the
+    # leader, and partitions it
+    assert main(["rewrite", VOTING, "--decouple", "leader:votes,nvotes,complete,waiting,anyno,result,replied:collectors",
+                 "--auto", "leader", "--partitions", "3"]) == 0
+    out = capsys.readouterr().out
+    assert _notes(out.splitlines()) == [
+        "leader -> collectors: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, "
+        "replied", "leader on 3 partitions (co-hashing): request by c2"]
+    assert Program.parse(out).homes == ("/collectors", "/p0", "/p1", "/p2")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--auto", "leader,nope"], "--auto leader,nope: no component 'nope'"),
+    (["--auto", "leader", "--partitions", "0"], "--partitions 0: expected N >= 1"),
+    (["--auto", "leader", "--partitions", "x"], "invalid int value"),
+    (["--partition", "leader:2", "--partitions", "3"], "--partitions 3: expected N >= 1, with --auto"),
+])
+def test_bad_input_is_one_line_exit_2(args, message, capsys):
+    try:
+        code = main(["rewrite", VOTING, *args])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert (code, len(err.splitlines())) == (2, 1) and message in err, err
