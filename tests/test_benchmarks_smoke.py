@@ -65,6 +65,20 @@ def test_quick_engine_benchmark_prints_every_measurement():
     assert by_kind["done"][0]["failed_steps"] == 0
 
 
+@pytest.mark.slow
+def test_quick_partitioning_benchmark_compares_both_sides():
+    lines = quick_run("partitioning.py")
+    assert [x["when"] for x in lines if x["measurement"] == "load"] == ["start", "end"]
+    runs = [x for x in lines if x["measurement"] == "run"]
+    assert sorted((r["workload"], r["policy"]) for r in runs) == [
+        ("two_phase_commit", False), ("two_phase_commit", True), ("voting", False), ("voting", True)]
+    assert all(len(r["per_tick"]) == 6 and r["tick_seconds_median"] > 0 for r in runs)
+    comparisons = {x["workload"]: x for x in lines if x["measurement"] == "comparison"}
+    assert set(comparisons) == {"voting", "two_phase_commit"}
+    assert all(c["identical"] and c["fewer_exchanges"] for c in comparisons.values()), comparisons
+    assert lines[-1] == {"measurement": "done", "failed": 0}
+
+
 def assert_inputs_step(by_kind: dict) -> None:
     text = by_kind["text_facts"][0]
     assert set(text["results"]) == {"loaded", "inlined"}

@@ -5,7 +5,9 @@ A relation's rows are columns `c0..cn-1` (`relation_columns`); a message also
 carries its sender in `SOURCE_COLUMN`. A pack row has a kind: `STATE` (a fact of
 the tick's final state), `NEXT` (derived by @next for the next tick),
 `MESSAGE` (sent this tick) or `GARBAGE` (a fact of the final state that
-garbage collection does not carry to the next tick, docs/gc.md).
+garbage collection does not carry to the next tick, docs/gc.md). With a
+partitioner (spark/partitioner.py) a frame also carries its facts' bucket in
+`PARTITION_COLUMN`.
 
 >>> relation_columns(3)
 ['c0', 'c1', 'c2']
@@ -14,6 +16,7 @@ garbage collection does not carry to the next tick, docs/gc.md).
 from __future__ import annotations
 
 SOURCE_COLUMN = "__src"
+PARTITION_COLUMN = "__p"
 STATE, NEXT, MESSAGE, GARBAGE = "S", "N", "M", "G"
 
 

@@ -9,6 +9,9 @@ A `RulePlan` is compiled once; `evaluate(read, tick)` builds the plan for one
 tick. `read(atom, occurrence)` returns the relation's frame (columns c0..cn-1)
 for a positive atom — the runtime decides whether that is the full relation or
 a semi-naive delta — and `read(atom, None)` the full relation for a negation.
+A plan compiled `partitioned` reads frames with a partition column (spark/
+partitioner.py) and keeps it: every join, negation and group is also on it, and
+the head facts (but for `@async`) stay in their bucket.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pyspark.sql import functions as F
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.program import Program, Rule
-from sparkdedalus.spark.columns import SOURCE_COLUMN, relation_columns
+from sparkdedalus.spark.columns import PARTITION_COLUMN, SOURCE_COLUMN, relation_columns
 from sparkdedalus.spark.expressions import SPARK_TYPES, expr_type, sql_comparison, sql_expr, sql_literal
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS, spark_string_sql
@@ -45,8 +48,10 @@ class _Step:
 
 
 class RulePlan:
-    def __init__(self, rule: Rule, program: Program, seed: int = 0):
+    def __init__(self, rule: Rule, program: Program, seed: int = 0, partitioned: bool = False):
         self.rule = rule
+        self.partitioned = partitioned
+        self.carried = [PARTITION_COLUMN] if partitioned else []  # bookkeeping columns kept
         self.program = program
         self.seed = seed
         self.columns: dict[str, str] = {}  # variable -> column name
@@ -158,7 +163,7 @@ class RulePlan:
         values, conditions = self._match(atom, tick)
         if conditions:
             frame = frame.where(" AND ".join(conditions))
-        return frame.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()])
+        return frame.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()], *self.carried)
 
     def bindings(self, read, tick: int, narrow=_unchanged) -> DataFrame:
         """The frame of all variable bindings that satisfy the body. `narrow` is
@@ -168,10 +173,11 @@ class RulePlan:
             if step.kind in ("scan", "join"):
                 occurrence, atom, shared = step.payload
                 part = self._atom_frame(read(atom, occurrence), atom, tick)
+                keys = self.carried + [self.columns[v] for v in shared]
                 if frame is None:
                     frame = part
-                elif shared:
-                    frame = narrow(frame.join(part.hint(JOIN_HINT), on=[self.columns[v] for v in shared]))
+                elif keys:
+                    frame = narrow(frame.join(part.hint(JOIN_HINT), on=keys))
                 else:
                     frame = narrow(frame.crossJoin(part.hint(CROSS_JOIN_HINT)))
             elif step.kind == "filter":
@@ -205,12 +211,13 @@ class RulePlan:
         negated = read(atom, None)
         if conditions:
             negated = negated.where(" AND ".join(conditions))
-        if not values:  # an equi-join on a constant: no nested-loop join, no broadcast
+        if not values and not self.partitioned:  # an equi-join on a constant: no nested-loop join, no broadcast
             negated = negated.selectExpr("1 AS __any").distinct()
             return frame.selectExpr("*", "1 AS __any").join(negated.hint(JOIN_HINT), on="__any",
                                                            how="left_anti").drop("__any")
-        negated = negated.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()])
-        return frame.join(negated.hint(JOIN_HINT), on=[self.columns[v] for v in values], how="left_anti")
+        negated = negated.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()], *self.carried)
+        return frame.join(negated.hint(JOIN_HINT), on=self.carried + [self.columns[v] for v in values],
+                          how="left_anti")
 
     def _choose(self, frame: DataFrame, choose: ast.Choose) -> DataFrame:
         keys = [self.columns[v.name] for v in choose.keys]
@@ -234,6 +241,7 @@ class RulePlan:
         types = self.program.relations[head.name].types
         out = relation_columns(head.arity)
         sender = []  # SQL text of the sender column of an @async rule
+        kept = self.carried if self.rule.delivery != "async" else []
         if self.rule.delivery == "async":
             location = self.positive[0].args[0]
             text = spark_string_sql(sql_expr(location, self.columns, self.types), expr_type(location, self.types))
@@ -241,14 +249,14 @@ class RulePlan:
         if not self.rule.is_aggregate:
             cols = [f"CAST({sql_expr(arg, self.columns, self.types)} AS {SPARK_TYPES[t]}) AS `{c}`"
                     for arg, t, c in zip(head.args, types, out)]
-            result = frame.selectExpr(*cols, *sender)
+            result = frame.selectExpr(*cols, *sender, *kept)
         else:
             groups = [f"{sql_expr(arg, self.columns, self.types)} AS `{c}`"
                       for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + sender
             aggs = [F.expr(self._aggregate_sql(arg)).alias(c)
                     for arg, c in zip(head.args, out) if isinstance(arg, ast.Aggregate)]
-            grouped = frame.selectExpr(*groups, *[f"`{c}`" for c in self.columns.values()])
-            keys = [c for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)]
+            grouped = frame.selectExpr(*groups, *[f"`{c}`" for c in self.columns.values()], *kept)
+            keys = [c for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + kept
             result = grouped.groupBy(*keys).agg(*aggs)
             if sender:
                 # a group's row is sent by every sender among the group's bindings
@@ -256,7 +264,7 @@ class RulePlan:
                 result = narrow(result.join(senders.hint(JOIN_HINT), on=keys) if keys
                                 else result.crossJoin(senders.hint(CROSS_JOIN_HINT)))
             result = result.selectExpr(*[f"CAST(`{c}` AS {SPARK_TYPES[t]}) AS `{c}`" for c, t in zip(out, types)],
-                                       *([f"`{SOURCE_COLUMN}`"] if sender else []))
+                                       *([f"`{SOURCE_COLUMN}`"] if sender else []), *kept)
         return result.where(" AND ".join(f"`{c}` IS NOT NULL" for c in out))
 
     def _aggregate_sql(self, agg: ast.Aggregate) -> str:

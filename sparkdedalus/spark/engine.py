@@ -124,7 +124,8 @@ class Engine:
     def run(self, program: Program, ticks: int, network: Network | None = None, edb: dict | None = None,
             keep_history: bool = True, partitions: int | None = None, progress=None, store: str | None = None,
             resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None,
-            commit_every: int = 1, gc: bool | list = False) -> Run:
+            commit_every: int = 1, gc: bool | list = False, policy: bool = True,
+            count_exchanges: bool = False) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
         rows holding at every tick; `.input` files are read relative to
         `inputs_dir` (default: the declaring file's directory). Without
@@ -149,7 +150,13 @@ class Engine:
 
         Every Spark job is named by what it is (`spark/jobnames.py`): tags
         `sparkdedalus-run-<Run.job_id>`, `-tick-N`, `-stratum-S`, `-iteration-I`,
-        `-commit-N`, and on a classic session a description listing them."""
+        `-commit-N`, and on a classic session a description listing them.
+
+        A tick in more than one partition has its facts hash-partitioned by the
+        analyses' distribution policies (by location where a component has
+        none), so that a component's joins shuffle nothing; `policy=False`
+        leaves the shuffles to Spark (docs/engine.md). `count_exchanges=True`
+        fills `TickStats.exchanges` (it plans every materialised frame twice)."""
         if ticks < 1:
             raise ValueError("ticks must be at least 1")
         if commit_every < 1:
@@ -162,8 +169,9 @@ class Engine:
                 for name, frame in (edb or {}).items():
                     static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
                 collect = applied(program, gc)
-                loop = TickLoop(self.spark, program, network, static, partitions, stamped, collect)
+                loop = TickLoop(self.spark, program, network, static, partitions, stamped, collect, policy)
             loop.names = names
+            loop.count_exchanges = count_exchanges
             state = LoopState()
             writer = None
             if store is not None:
@@ -188,8 +196,8 @@ class Engine:
             with names.scope("setup", "resume"):
                 for k in keep:
                     if k <= writer.last_tick:
-                        state.packs[k] = writer.pack_at(k)
-                previous = writer.resume_pack()
+                        state.packs[k] = loop.layout.adopt(writer.pack_at(k))
+                previous = loop.layout.adopt(writer.resume_pack())
             state.packs[writer.last_tick] = previous
             first = writer.last_tick + 1
         for tick in range(first, ticks + 1):

@@ -117,7 +117,7 @@ def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int
             edb = {WORLD: classes.select("world")}
             if failures.uniform_crashes:
                 edb[WORLD_CRASH] = failures.crash_rows(classes)
-            loop = TickLoop(spark, worlds.program, edb=edb)
+            loop = TickLoop(spark, worlds.program, edb=edb, policy=False)  # packs rewritten by Splitter
         state.packs[tick] = pack = loop.run_tick(tick, previous, state)
         if tick < eot and failures.may_split(tick):
             members, classes, count = _renumber(failures.signatures(members, splitter.sent(pack, tick), tick))

@@ -7,7 +7,11 @@ counts its deltas). What crosses the tick boundary — the final state, @next
 facts and messages in flight — is packed into one frame, `localCheckpoint`ed
 and counted: one Spark job per tick for a non-recursive program, and lineage
 cut every tick, so that tick 500 plans like tick 5. A tick below
-ROWS_PER_PARTITION rows runs in one partition: one task, no shuffle.
+ROWS_PER_PARTITION rows runs in one partition: one task, no shuffle. A larger
+one runs in the session's partitions, every frame hash-partitioned by its
+facts' buckets (spark/partitioner.py: the analyses' distribution policies), so
+that only facts changing bucket are shuffled; `policy=False` leaves the
+partitioning of joins to Spark instead (one shuffle per join).
 
 With GC rules (analysis/gc.py) the pack also holds, as `G` rows, the facts of
 the final state that the rules collect; the next tick starts with a collected
@@ -18,6 +22,7 @@ no rule reading it is evaluated on new facts only.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from functools import reduce
@@ -33,13 +38,14 @@ from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.inputs import TICK
-from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint
 from sparkdedalus.spark.jobnames import JobNames
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.pack import Layout
+from sparkdedalus.spark.partitioner import Partitioner
 from sparkdedalus.syntax import ast
 from udfs.registry import spark_string_sql
 
@@ -79,6 +85,17 @@ def partitions_for(rows: int, most: int) -> int:
     return max(1, min(most, -(-rows // ROWS_PER_PARTITION)))
 
 
+def exchanges(frame: DataFrame) -> int | None:
+    """Exchange operators (shuffles, broadcasts) in `frame`'s physical plan, an
+    exchange the plan reuses once; None where the plan cannot be seen (Spark
+    Connect)."""
+    jdf = getattr(frame, "_jdf", None)
+    if jdf is None:
+        return None
+    plan = jdf.queryExecution().executedPlan().toString()
+    return len(re.findall(r"^[\s:+|-]*(?:Broadcast)?Exchange\b", plan, re.MULTILINE))
+
+
 def reads_current_tick(atom: ast.Atom, tick: int) -> bool:
     """Whether a body atom reads the tick being computed: no qualifier, `@T`
     (entanglement) or `@k` with k the current tick."""
@@ -94,6 +111,7 @@ class TickStats:
     incremental: int = 0  # rules evaluated on the tick's new facts only (semi-naive across ticks)
     persisted: int = 0  # rows persistence carries to the next tick (GC'd ones excluded)
     collected: int = 0  # rows GC does not carry to the next tick
+    exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
 
 
 @dataclass
@@ -107,11 +125,12 @@ class LoopState:
 class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
                  edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
-                 gc: list | None = None):
+                 gc: list | None = None, policy: bool = True):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py);
-        `gc`: the `GcRule`s to apply (analysis/gc.py)."""
+        `gc`: the `GcRule`s to apply (analysis/gc.py); `policy`: partition by
+        the distribution policies (see the module)."""
         self.spark = spark
         self.names = JobNames(spark)  # names its jobs (strata, iterations); Engine.run gives its own
         self.stamped = dict(stamped or {})
@@ -120,10 +139,19 @@ class TickLoop:
         self.partitions = partitions or 1  # resized to the data after every materialisation
         self.program = program
         self.network = network or Network()
-        self.layout = Layout(program.relations)
+        self.partitioner = Partitioner(program, self.most_partitions) if policy else None
+        self.layout = Layout(program.relations, self.partitioner)
         self._empties: dict = {}
         self._fixpoints: dict = {}  # stratum relations -> ArrowFixpoint or None
-        self.plans = {r.index: RulePlan(r, program, self.network.seed) for r in program.rules}
+        #: count the Exchange operators of each tick's plans (TickStats.exchanges);
+        #: off by default: it plans every materialised frame a second time
+        self.count_exchanges = False
+        self._exchanges: int | None = 0  # of the tick being run
+        self._pack_partitions = None  # the partitions the previous pack was built in
+        self._tick_partitions = None  # the partitions the tick being run started in
+        self.plans = {r.index: RulePlan(r, program, self.network.seed,
+                                        self.partitioner is not None and self.partitioner.local(r))
+                      for r in program.rules}
         self.facts_at = self._text_facts()
         self.gc_plans = [RulePlan(g.as_rule(-1 - k), program, self.network.seed) for k, g in enumerate(gc or ())]
         self.collected = frozenset(plan.rule.head.name for plan in self.gc_plans)
@@ -161,13 +189,16 @@ class TickLoop:
                   for values, f in zip(columns, schema.fields)]
         return self.spark.createDataFrame(pa.Table.from_arrays(arrays, names=schema.fieldNames()), schema)
 
-    def _empty(self, name: str) -> DataFrame:
-        """An empty frame the optimiser recognises as empty and prunes (built once)."""
-        if name not in self._empties:
+    def _empty(self, name: str, bucket: bool = False) -> DataFrame:
+        """An empty frame the optimiser recognises as empty and prunes (built
+        once); with `bucket`, with the partition column if the loop has one."""
+        columns = self.layout.bucket if bucket else []
+        if (name, bool(columns)) not in self._empties:
             schema = self.layout.schemas[name]
-            self._empties[name] = self.spark.range(0, 1, 1, 1).selectExpr(
-                *[f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in schema.fields]).where("false")
-        return self._empties[name]
+            self._empties[name, bool(columns)] = self.spark.range(0, 1, 1, 1).selectExpr(
+                *[f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in schema.fields],
+                *[f"CAST(NULL AS INT) AS {c}" for c in columns]).where("false")
+        return self._empties[name, bool(columns)]
 
     def _text_facts(self) -> dict:
         """The program's facts stamped with a tick, {tick: {relation: rows}};
@@ -230,15 +261,24 @@ class TickLoop:
         self.static_names = set(frames)
         if not frames:
             return None
-        pack, _ = self._checkpoint(self._union([self.layout.part(n, STATE, f) for n, f in frames.items()]),
-                                   repartition=True)
+        pack = self._union([self.layout.part(n, STATE, f) for n, f in frames.items()])
+        if self.partitioner is not None:
+            pack = pack.repartition(self.most_partitions, PARTITION_COLUMN)
+        elif self.partitions > 1:
+            pack = pack.repartition(self.partitions)
+        pack, _ = self._checkpoint(pack)
         return pack
 
     def _facts_pack(self, tick: int) -> DataFrame | None:
         parts = [self.layout.part(n, STATE, self._frame(n, r)) for n, r in self.facts_at.get(tick, {}).items()]
         parts += [self.layout.part(name, STATE, frame.where(F.col(TICK) == tick).drop(TICK))
                   for name, (frame, ticks) in self.stamped.items() if tick in ticks]
-        return self._union(parts) if parts else None
+        if not parts:
+            return None
+        if self.partitioner is None or self.partitions == 1:
+            return self._union(parts)
+        # moved to their buckets once, for every plan of the tick that reads them
+        return self._counted(self._spread(self._union(parts))).localCheckpoint(eager=False)
 
     def _may_start(self) -> set:
         """Relations that can have facts at the start of a tick."""
@@ -264,6 +304,7 @@ class TickLoop:
     # ---------------------------------------------------------------- one tick
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
+        self._exchanges = 0 if self.count_exchanges else None
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         iterations = 0
@@ -292,18 +333,18 @@ class TickLoop:
             # Cut the plan here: later strata read a checkpoint leaf instead of
             # re-embedding this stratum's plan at every use. Lazy: it is computed
             # by the tick's one job, not by a job of its own.
-            derived_pack = self._union(parts).localCheckpoint(eager=False)
+            derived_pack = self._counted(self._union(parts)).localCheckpoint(eager=False)
             stratum_packs.append(derived_pack)
             for n in names:
-                base = self.layout.extract(start, n) if start is not None and n in self.may_start else None
-                fresh = self.layout.extract(derived_pack, n)
+                base = self.layout.read(start, n) if start is not None and n in self.may_start else None
+                fresh = self.layout.read(derived_pack, n)
                 current[n] = fresh if base is None else self._union([base, fresh])
                 if n in news_before:
                     news[n] = self._union([news_before[n], fresh])
         pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, current, previous, state)
         incremental = len(self.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
-                                     persisted - collected, collected))
+                                     persisted - collected, collected, self._exchanges))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
@@ -326,18 +367,21 @@ class TickLoop:
                 sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
             sources += [self.layout.part(n, STATE, self._surviving(previous, n)) for n in sorted(self.collected)]
         start = self._union(sources) if sources else None
-        current = {name: self.layout.extract(start, name) if start is not None and name in self.may_start
-                   else self._empty(name) for name in self.program.relations}
+        self._tick_partitions = self.partitions
+        if previous is not None and self.partitioner is not None and self._pack_partitions != self.partitions:
+            start = self._spread(start)  # the previous pack is not in this tick's partitions
+        current = {name: self.layout.read(start, name) if start is not None and name in self.may_start
+                   else self._empty(name, bucket=True) for name in self.program.relations}
         news = None
         if previous is not None:
             new_pack = self._union(arriving)
-            news = {name: self.layout.extract(new_pack, name) for name in self.carried}
+            news = {name: self.layout.read(new_pack, name) for name in self.carried}
         return start, current, news
 
     def _surviving(self, previous: DataFrame, name: str) -> DataFrame:
         """Collected relation `name`'s final state in `previous` less its garbage."""
-        final = self.layout.extract(previous, name)
-        garbage = self.layout.extract(previous, name, GARBAGE)
+        final = self.layout.read(previous, name)
+        garbage = self.layout.read(previous, name, GARBAGE)
         return self._narrow(final.join(garbage.hint(JOIN_HINT), on=list(final.columns), how="left_anti"))
 
     def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
@@ -349,8 +393,8 @@ class TickLoop:
             if not reads_current_tick(atom, tick):
                 k = atom.time.tick
                 if k > tick or k not in state.packs:
-                    return self._empty(atom.name)
-                return self.layout.extract(state.packs[k], atom.name, STATE)
+                    return self._empty(atom.name, bucket=True)
+                return self.layout.read(state.packs[k], atom.name, STATE)
             return current[atom.name]
         return read
 
@@ -361,8 +405,9 @@ class TickLoop:
         (`news`): None when no atom can have any."""
         plan = self.plans[rule.index]
         if news is None or rule.index not in self.differential:
-            return plan.evaluate(self._reader(current, tick, state), tick, self._narrow)
-        frames = [plan.evaluate(self._reader(current, tick, state, delta=(i, news)), tick, self._narrow)
+            return self._placed(rule, plan.evaluate(self._reader(current, tick, state), tick, self._narrow))
+        frames = [self._placed(rule, plan.evaluate(self._reader(current, tick, state, delta=(i, news)), tick,
+                                                   self._narrow))
                   for i, atom in enumerate(plan.positive) if atom.name in news]
         return self._union(frames) if frames else None
 
@@ -385,6 +430,8 @@ class TickLoop:
             arrow = self._arrow_fixpoint(group, group_names)
             if arrow is not None:
                 new = arrow.frames(current, 4 * self.most_partitions if arrow.partitioned else 1)
+                if self.partitioner is not None:  # the facts into their buckets
+                    new = {n: self._spread(self.partitioner.place(n, f)) for n, f in new.items()}
             else:
                 new, rounds = self._loop(group, group_names, current, news, tick, state)
                 iterations += rounds
@@ -415,7 +462,7 @@ class TickLoop:
                 for occurrence, atom in enumerate(plan.positive):
                     if atom.name in names and reads_current_tick(atom, tick):
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
-                        new[rule.head.name].append(plan.evaluate(read, tick, self._narrow))
+                        new[rule.head.name].append(self._placed(rule, plan.evaluate(read, tick, self._narrow)))
             self.names.step("iteration", iterations + 1)
             (deltas,), count = self._materialise({n: self._new_facts(n, new[n], full[n]) for n in names})
             iterations += 1
@@ -446,7 +493,7 @@ class TickLoop:
 
     def _new_facts(self, name: str, frames: list, known: DataFrame) -> DataFrame:
         """The distinct rows of `frames` not in `known`."""
-        candidates = self._union(frames) if frames else self._empty(name)
+        candidates = self._union(frames) if frames else self._empty(name, bucket=True)
         return self._narrow(candidates.distinct().join(known.hint(JOIN_HINT), on=list(known.columns),
                                                        how="left_anti"))
 
@@ -458,7 +505,7 @@ class TickLoop:
         pack, rows = self._checkpoint(self._union([self.layout.part(n, kind, f)
                                                    for kind, group in zip(kinds, groups)
                                                    for n, f in group.items()]))
-        found = [{n: self.layout.extract(pack, n, kind) for n in group} for kind, group in zip(kinds, groups)]
+        found = [{n: self.layout.read(pack, n, kind) for n in group} for kind, group in zip(kinds, groups)]
         return found, rows
 
     # ---------------------------------------------------------------- partitioning
@@ -474,19 +521,42 @@ class TickLoop:
     def _union(self, frames: list[DataFrame]) -> DataFrame:
         return self._narrow(reduce(DataFrame.unionAll, frames))
 
-    def _checkpoint(self, frame: DataFrame, repartition: bool = False) -> tuple[DataFrame, int]:
+    def _spread(self, frame: DataFrame) -> DataFrame:
+        """`frame` (with the partition column) hash-partitioned by it into the
+        loop's partitions: a shuffle, unless the loop runs in one."""
+        return frame.repartition(self.partitions, PARTITION_COLUMN) if self.partitions > 1 else self._narrow(frame)
+
+    def _placed(self, rule, frame: DataFrame, spread: bool = True) -> DataFrame:
+        """What `rule` derives, with the partition column when the loop has one:
+        a `local` plan's facts stay in their bucket, the others' are put in
+        theirs (and, with `spread`, moved there)."""
+        if self.partitioner is None:
+            return frame
+        if self.plans[rule.index].partitioned and rule.delivery != "async":
+            return self.partitioner.settle(rule, frame)
+        placed = self.partitioner.place(rule.head.name, frame)
+        return self._spread(placed) if spread else placed
+
+    def _counted(self, frame: DataFrame) -> DataFrame:
+        """`frame`, its plan's exchanges added to the tick's when counted."""
+        if not self.count_exchanges:
+            return frame
+        found = exchanges(frame)
+        self._exchanges = None if found is None or self._exchanges is None else self._exchanges + found
+        return frame
+
+    def _checkpoint(self, frame: DataFrame) -> tuple[DataFrame, int]:
         """`frame` materialised and counted with one job (a lazy local checkpoint
         is computed by the first job that reads it: here the count); the loop's
-        partitions are then resized to the data."""
-        checkpoint, (rows,) = self._counted(frame, repartition)
+        partitions are then resized to the data (with a partitioner: one, or
+        all it has buckets for)."""
+        checkpoint, (rows,) = self._materialised(frame)
         return checkpoint, rows
 
-    def _counted(self, frame: DataFrame, repartition: bool = False, *conditions: str) -> tuple[DataFrame, tuple]:
+    def _materialised(self, frame: DataFrame, *conditions: str) -> tuple[DataFrame, tuple]:
         """As `_checkpoint`, counting in the same job the rows and the rows
         meeting each SQL condition."""
-        if repartition and self.partitions > 1:
-            frame = frame.repartition(self.partitions)
-        checkpoint = frame.localCheckpoint(eager=False)
+        checkpoint = self._counted(frame).localCheckpoint(eager=False)
         if conditions:
             counts = tuple(checkpoint.agg(F.count(F.lit(1)), *[F.count(F.when(F.expr(c), 1))
                                                                for c in conditions]).first())
@@ -494,6 +564,8 @@ class TickLoop:
             counts = (checkpoint.count(),)
         if self.fixed_partitions is None:
             self.partitions = partitions_for(counts[0], self.most_partitions)
+            if self.partitioner is not None and self.partitions > 1:
+                self.partitions = self.most_partitions
         return checkpoint, counts
 
     def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, current: dict,
@@ -503,26 +575,36 @@ class TickLoop:
         facts GC collects (G); and its rows, its S rows of persisted relations
         and its G rows."""
         parts = ([start] if start is not None else []) + derived_parts
+        moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
             if rule.delivery == "now" or rule.persistence:
                 continue
-            derived = self.plans[rule.index].evaluate(reader, tick, self._narrow)
+            derived = self._placed(rule, self.plans[rule.index].evaluate(reader, tick, self._narrow), spread=False)
             name = rule.head.name
+            local = self.partitioner is not None and self.plans[rule.index].partitioned and rule.delivery == "next"
             if rule.delivery == "next":
-                parts.append(self.layout.part(name, NEXT, derived))
+                (parts if local else moved).append(self.layout.part(name, NEXT, derived))
             else:
                 row = list(zip(self.layout.schemas[name].fieldNames(), self.program.relations[name].types))
                 arrival = arrival_sql(self.network, name, row, SOURCE_COLUMN, tick)
-                parts.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
+                moved.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
                                               arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
-        parts += [self.layout.part(plan.rule.head.name, GARBAGE, plan.evaluate(reader, tick, self._narrow))
+        moved += [self.layout.part(plan.rule.head.name, GARBAGE, plan.evaluate(reader, tick, self._narrow))
                   for plan in self.gc_plans]
+        if moved:
+            parts.append(self._spread(self._union(moved)) if self.partitioner is not None else self._union(moved))
         if previous is not None:
             parts.append(previous.where(f"__kind = '{MESSAGE}' AND __arrival > {tick}"))
         if not parts:
             parts.append(self.layout.part(next(iter(self.layout.names)), STATE,
                                           self._empty(next(iter(self.layout.names)))))
+        pack = self._union(parts)
+        moved_partitions = self.partitions != self._tick_partitions \
+            or (previous is not None and self.partitions != self._pack_partitions)
+        if self.partitioner is not None and self.partitions > 1 and moved_partitions:
+            pack = self._spread(pack)  # parts read in other partitions
+        self._pack_partitions = self.partitions
         persisted = ", ".join(f"'{n}'" for n in sorted(self.program.persisted)) or "NULL"
-        return self._counted(self.layout.distinct(self._union(parts), self.partitions), False,
-                             f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        return self._materialised(self.layout.distinct(pack, self.partitions),
+                                  f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")

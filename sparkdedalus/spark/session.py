@@ -53,6 +53,7 @@ _BUILTIN_DEFAULTS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.constraintPropagation.enabled": "false",
     "spark.sql.maxSinglePartitionBytes": "1000000000000000",
+    "spark.sql.requireAllClusterKeysForCoPartition": "false",
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.ui.enabled": "false",
