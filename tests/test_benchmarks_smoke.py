@@ -79,6 +79,22 @@ def test_quick_partitioning_benchmark_compares_both_sides():
     assert lines[-1] == {"measurement": "done", "failed": 0}
 
 
+@pytest.mark.slow
+def test_gc_spark_benchmark_runs_both_sides():
+    """benchmarks/gc_spark.py at a small size: one line per side, the outputs
+    checked equal by the script (exit 0), and less state kept with GC."""
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gc_spark.py"), "--requests", "6",
+                             "--ticks", "14"], cwd=REPO, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [x["measurement"] for x in lines] == ["load", "gc_spark", "gc_spark", "load"]
+    without, with_gc = lines[1], lines[2]
+    assert (without["gc"], with_gc["gc"]) == (False, True)
+    assert len(without["persisted_rows"]) == len(with_gc["persisted_rows"]) == 14
+    assert sum(without["collected_rows"]) == 0 < sum(with_gc["collected_rows"])
+    assert with_gc["persisted_rows"][-1] < without["persisted_rows"][-1]
+
+
 def assert_inputs_step(by_kind: dict) -> None:
     text = by_kind["text_facts"][0]
     assert set(text["results"]) == {"loaded", "inlined"}

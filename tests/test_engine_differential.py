@@ -339,6 +339,12 @@ REGRESSIONS = [
         # the rule fires with T = 1 and X0 = 2 -> t0(n2, 1, 2) at tick 2
         'e0("n2", 4);\nr("n2", 2)@1;\nt0(L, max<T>, min<X>)@next :- r(L, X)@T, notin e0(L, T)@T;\n', 2,
         {"t0": {("n2", 1, 2)}}, id="negated-entangled-atom-with-the-time-variable-as-argument"),
+    pytest.param(
+        # peer is replicated (a copy in every bucket), m0 is not: m0("n3", 0) holds at
+        # tick 1, so n3's only binding is negated and r1_0 is empty (the policy
+        # partitioning once negated each bucket's copy against its own bucket only)
+        'peer("n3", "n2");\nm0("n3", 0)@1;\nr1_0(L, X0) :- peer(L, _), X0 == "n2", notin m0(L, _);\n', 1,
+        {"r1_0": set()}, id="replicated-body-negating-a-bucketed-relation"),
 ]
 
 

@@ -48,6 +48,16 @@ def test_rules_whose_atoms_may_be_in_different_buckets_are_not_local():
     assert not partitioner.local(rule_of(program, "n"))  # an aggregate sent @async, the same
 
 
+def test_a_replicated_body_negating_a_bucketed_relation_is_not_local():
+    program = Program.parse('peer("n3", "n2");\nm0("n3", 0)@1;\n'
+                            'r(L, X) :- peer(L, X), notin m0(L, _);\n'
+                            'k(L, X) :- peer(L, X);\nk(L, X)@next :- k(L, X);')
+    partitioner = Partitioner(program, 2)
+    assert "peer" in partitioner.replicated and not {"m0", "k"} & partitioner.replicated
+    assert not partitioner.local(rule_of(program, "r"))  # each bucket has peer, one has m0
+    assert partitioner.local(rule_of(program, "k"))  # no negation: each bucket keeps its own k facts
+
+
 def test_bucket_values_land_in_their_partition():
     for n in (1, 2, 3, 8):
         values = bucket_values(n)

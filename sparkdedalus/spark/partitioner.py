@@ -120,9 +120,14 @@ class Partitioner:
         keyed by the policy of the rule's component (which makes their keys
         equal), or all bucketed by one location variable. Not for `choose` or
         aggregates sent `@async` (their groups may span buckets), nor for
-        replicated relations read at an earlier tick (only one copy is kept)."""
+        replicated relations read at an earlier tick (only one copy is kept), nor
+        when every positive atom is replicated and a negated one is not (each
+        bucket's copy of a binding would be negated against that bucket only)."""
         if rule.choose is not None or (rule.is_aggregate and rule.delivery == "async") \
                 or not rule.positive_atoms:
+            return False
+        if all(a.name in self.replicated for a in rule.positive_atoms) \
+                and any(a.name not in self.replicated for a in rule.negated_atoms):
             return False
         body = rule.positive_atoms + rule.negated_atoms
         if any(isinstance(a.time, ast.TickTime) and a.name in self.replicated for a in body):
