@@ -5,6 +5,7 @@ without `policy` on the same programs, in one process and one session.
     .venv/bin/python benchmarks/partitioning.py                    # 100,000 ballots and transactions
     .venv/bin/python benchmarks/partitioning.py --quick            # 300 of each in 2 partitions (smoke test)
     .venv/bin/python benchmarks/partitioning.py --size 20000 --repeat 2
+    .venv/bin/python benchmarks/partitioning.py --conf spark.sql.codegen.wholeStage=true
 
 Workloads (the participants are facts of the text, so every partition knows them; the
 rest is EDB generated with Spark, never in Python):
@@ -27,38 +28,20 @@ Prints one JSON object per line on standard output ("measurement": "load", "conf
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for path in (REPO, REPO / "benchmarks"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from engine import emit, load, start_session  # noqa: E402
 
 PROGRAMS = REPO / "benchmarks" / "programs"
 TICKS = 6
-
-
-def emit(measurement: str, **fields) -> None:
-    print(json.dumps({"measurement": measurement, **fields}), flush=True)
-
-
-def load(when: str) -> None:
-    up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    emit("load", when=when, uptime=up, loadavg=list(os.getloadavg()), cpus=os.cpu_count())
-
-
-def start_session():
-    """A classic local session (conf/spark-defaults.conf); the JVM's stdout goes to stderr."""
-    from sparkdedalus.shell.run_spark import _jvm_stdout
-    from sparkdedalus.spark.session import local_session
-
-    with _jvm_stdout(verbose=True):
-        return local_session(delta=False)
 
 
 def voting_edb(spark, size: int) -> dict:
@@ -105,8 +88,12 @@ def run_once(spark, name: str, size: int, policy: bool, partitions: int | None) 
     file, edb_of = WORKLOADS[name]
     program = Program.from_files(str(PROGRAMS / file))
     started = time.perf_counter()
+    def progress(tick, stats):  # on standard error: a large tick takes minutes
+        print(f"{name} policy={policy} tick {tick}: {stats.seconds:.1f} s, {stats.facts} facts",
+              file=sys.stderr, flush=True)
+
     run = Engine(spark).run(program, TICKS, edb=edb_of(spark, size), policy=policy, partitions=partitions,
-                                 count_exchanges=True)
+                            count_exchanges=True, progress=progress)
     total = time.perf_counter() - started
     per_tick = [{"tick": s.tick, "seconds": round(s.seconds, 3), "exchanges": s.exchanges, "facts": s.facts}
                 for s in run.stats]
@@ -124,12 +111,15 @@ def main(argv=None) -> int:
                         help="fix the engine's partitions (default: sized to the data)")
     parser.add_argument("--quick", action="store_true", help="300 of each in 2 partitions, one run (smoke test)")
     parser.add_argument("--workloads", default="voting,two_phase_commit")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session (repeatable)")
     args = parser.parse_args(argv)
+    conf = dict(item.split("=", 1) for item in args.conf)
     size = 300 if args.quick else args.size
     partitions = 2 if args.quick else args.partitions
     load("start")
-    spark = start_session()
-    emit("config", size=size, repeat=args.repeat, ticks=TICKS, quick=args.quick, partitions=partitions,
+    spark = start_session(conf)
+    emit("config", size=size, repeat=args.repeat, ticks=TICKS, quick=args.quick, partitions=partitions, conf=conf,
          spark=spark.version, shuffle_partitions=spark.conf.get("spark.sql.shuffle.partitions"),
          require_all_cluster_keys=spark.conf.get("spark.sql.requireAllClusterKeysForCoPartition"))
     failed = 0
