@@ -13,6 +13,7 @@ import pytest
 
 from sparkdedalus import Program
 from sparkdedalus.spark.engine import Engine
+from sparkdedalus.spark.fixpoint import LOOP, SETTING
 from sparkdedalus.spark.jobnames import JobNames
 from store_helpers import EXAMPLES
 
@@ -49,8 +50,13 @@ def next_job_id(spark) -> int:
 
 def test_jobs_of_a_run_are_named_by_tick_stratum_iteration_and_commit(spark, tmp_path):
     program = Program.from_files(os.path.join(EXAMPLES, "transitive_closure.ded"))
+    # the general semi-naive loop: a job per iteration (the Arrow fixpoint runs none)
+    spark.conf.set(SETTING, LOOP)
     first = next_job_id(spark)
-    run = Engine(spark).run(program, 2, store=str(tmp_path / "run"), commit_every=2)
+    try:
+        run = Engine(spark).run(program, 2, store=str(tmp_path / "run"), commit_every=2)
+    finally:
+        spark.conf.unset(SETTING)
     spark.range(5).count()  # after the run: not one of its jobs
     jobs = jobs_since(spark, first)
     *ours, (_, after_description, after_tags) = jobs

@@ -42,10 +42,10 @@ def tick_diff(pack: DataFrame, previous: DataFrame | None, tick: int, layout: La
     """The changes of `tick` in pack form plus `__op` and `__tick`: S, N and G rows
     of `pack` not in `previous` (+1) and the reverse (-1), and the messages sent
     at `tick` (+1). A lazy plan with one shuffle (none at the first tick)."""
-    current = pack.where((F.col("__kind") != MESSAGE) | (F.col("__sent") == tick))
+    columns = list(layout.pack_schema.fieldNames())  # the engine's partition column left out
+    current = pack.where((F.col("__kind") != MESSAGE) | (F.col("__sent") == tick)).select(*columns)
     if previous is None:
         return current.withColumn(_OP, F.lit(1)).withColumn(_TICK, F.lit(tick).cast("bigint"))
-    columns = list(layout.pack_schema.fieldNames())
     both = current.select(*columns, F.lit(1).alias(_OP)).unionAll(
         previous.where(F.col("__kind") != MESSAGE).select(*columns, F.lit(-1).alias(_OP)))
     return (both.groupBy(*columns).agg(F.sum(_OP).alias(_OP)).where(F.col(_OP) != 0)
