@@ -110,8 +110,11 @@ def test_workloads_small(spark, name):
 def test_run_gc_and_stats_on_spark(spark, capsys, tmp_path):
     """`sparkdedalus run --gc on|off --stats` with the Spark engine: the facts
     of DR_PLUS at tick 4 (x("a", 1) dropped after tick 2 with GC), and the
-    same GC statistics as the reference engine's."""
+    same GC statistics as the reference engine's. The command leaves the
+    caller's session as it found it: no job group or description left behind."""
     from sparkdedalus.shell import cli, run as command
+    context = spark.sparkContext
+    context.setJobDescription("the caller's own")
     source = tmp_path / "t.ded"
     source.write_text(textwrap.dedent(DR_PLUS).lstrip("\n"))
     stats = {}
@@ -123,6 +126,9 @@ def test_run_gc_and_stats_on_spark(spark, capsys, tmp_path):
         expected = [["a", 2]] if mode == "on" else [["a", 1], ["a", 2]]
         assert json.loads(capsys.readouterr().out)["relations"]["x"] == expected
         stats[engine, mode] = json.loads(path.read_text())
+        assert context.getLocalProperty("spark.job.description") == "the caller's own"
+        assert context.getLocalProperty("spark.jobGroup.id") is None
+    context.setJobDescription(None)
     for key in ("gc", "gc_rules", "persisted_rows_per_tick", "collected_rows_per_tick"):
         assert stats["spark", "on"][key] == stats["reference", "on"][key]
     assert stats["spark", "on"]["gc_rules"] == ["x(L, K) when y(L, K)"]

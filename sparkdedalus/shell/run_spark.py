@@ -62,20 +62,32 @@ def _jvm_stdout(verbose: bool):
 
 
 class _JobCounter:
-    """Spark jobs run so far, where the session can tell (classic only)."""
+    """Spark jobs run so far, where the session can tell (classic only): the
+    run's jobs form a job group; `close` gives the thread its own group back
+    (a notebook or test session outlives the command)."""
+
+    #: the thread's local properties that setJobGroup sets
+    GROUP = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
     def __init__(self, spark):
-        self.tracker = None
+        self.tracker = self.context = None
         try:
-            self.tracker = spark.sparkContext.statusTracker()
-            spark.sparkContext.setJobGroup("sparkdedalus", "sparkdedalus run")
+            self.context = spark.sparkContext
+            self.saved = {key: self.context.getLocalProperty(key) for key in self.GROUP}
+            self.tracker = self.context.statusTracker()
+            self.context.setJobGroup("sparkdedalus", "sparkdedalus run")
         except Exception:  # Spark Connect has no SparkContext
-            self.tracker = None
+            self.tracker = self.context = None
 
     def count(self) -> int | None:
         if self.tracker is None:
             return None
         return len(self.tracker.getJobIdsForGroup("sparkdedalus"))
+
+    def close(self) -> None:
+        if self.context is not None:
+            for key, value in self.saved.items():
+                self.context.setLocalProperty(key, value)
 
 
 def run_spark(program, args, new_session=None) -> int:
@@ -101,27 +113,30 @@ def _run_and_print(spark, program, args, started: float) -> int:
     from sparkdedalus.spark.progress import TickProgress
 
     jobs = _JobCounter(spark)
-    per_tick_jobs: list = []
-    last = [jobs.count() or 0]
+    try:
+        per_tick_jobs: list = []
+        last = [jobs.count() or 0]
 
-    with TickProgress(args.tick_count, enabled=not args.quiet) as bar:
-        def progress(tick, stats):
-            now = jobs.count()
-            if now is not None:
-                per_tick_jobs.append(now - last[0])
-                last[0] = now
-            bar.advance(tick, stats.seconds, stats.facts)
+        with TickProgress(args.tick_count, enabled=not args.quiet) as bar:
+            def progress(tick, stats):
+                now = jobs.count()
+                if now is not None:
+                    per_tick_jobs.append(now - last[0])
+                    last[0] = now
+                bar.advance(tick, stats.seconds, stats.facts)
 
-        args.gc_rules = collected(program, args)
-        run = _run(Engine(spark), program, args, progress)
-    tick = args.at_tick or args.tick_count
-    names = args.relation_list or list(program.outputs)
-    with JobNames(spark).scope("result", tick):
-        facts = run.facts(tick, relations=names)
-    print(render(args.format, tick, facts, program))
-    if args.stats:
-        _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started, args.gc_rules)
-    return 0
+            args.gc_rules = collected(program, args)
+            run = _run(Engine(spark), program, args, progress)
+        tick = args.at_tick or args.tick_count
+        names = args.relation_list or list(program.outputs)
+        with JobNames(spark).scope("result", tick):
+            facts = run.facts(tick, relations=names)
+        print(render(args.format, tick, facts, program))
+        if args.stats:
+            _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started, args.gc_rules)
+        return 0
+    finally:
+        jobs.close()
 
 
 def check_store(path: str, resume: bool = False) -> None:
