@@ -14,7 +14,8 @@ import pytest
 from sparkdedalus import Program
 from sparkdedalus.reference import run as reference_run
 from sparkdedalus.spark.engine import Engine
-from sparkdedalus.store import read
+from sparkdedalus.store import manifest, read
+from sparkdedalus.store.errors import StoreError
 from store_helpers import store_differences
 from test_analysis_gc import DR_PLUS
 
@@ -46,3 +47,20 @@ def test_resume_after_the_tick_that_collected(spark, tmp_path):
     assert run.store.resumed_from == 2
     assert read.relation_history(path, "x", 1, 4) == X
     assert store_differences(path, reference_run(PROGRAM, 4, gc=True), range(1, 5)) == []
+
+
+def test_resuming_with_other_gc_rules_is_refused(spark, tmp_path):
+    """The manifest records the run's GC rules: a resume without them (or with
+    GC where the run had none) would carry facts the stored ticks dropped, so
+    it is refused, and the store is left as it was."""
+    path = str(tmp_path / "run")
+    Engine(spark).run(PROGRAM, 2, store=path, gc=True)
+    assert manifest.load(path).gc == ["x(L, K) when y(L, K)"]
+    with pytest.raises(StoreError, match="was run with GC rules 'x\\(L, K\\) when y\\(L, K\\)', not without GC"):
+        Engine(spark).run(PROGRAM, 4, store=path, resume=True)
+    assert manifest.load(path).last_tick == 2
+    other = str(tmp_path / "plain")
+    Engine(spark).run(PROGRAM, 1, store=other)
+    assert manifest.load(other).gc == []
+    with pytest.raises(StoreError, match="was run without GC, not with GC rules"):
+        Engine(spark).run(PROGRAM, 2, store=other, resume=True, gc=True)

@@ -176,7 +176,8 @@ class Engine:
             writer = None
             if store is not None:
                 from sparkdedalus.store import Store
-                writer = Store.open(self.spark, store, program, network, resume=resume, writer=store_writer)
+                writer = Store.open(self.spark, store, program, network, resume=resume, writer=store_writer,
+                                    gc=[rule.text() for rule in collect])
                 writer.names = names
                 keep_history = False
             try:

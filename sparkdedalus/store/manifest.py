@@ -51,6 +51,7 @@ class Manifest:
     updated: str = ""
     format: str = FORMAT
     extra: dict = field(default_factory=dict)
+    gc: list = field(default_factory=list)  # the GC rules the run applies (GcRule.text()), none: []
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -67,7 +68,7 @@ class Manifest:
             relations[info.name] = info
         return Manifest(data["run_id"], data["program"], data["network"], relations,
                         int(data["last_tick"]), data.get("created", ""), data.get("updated", ""),
-                        data["format"], dict(data.get("extra", {})))
+                        data["format"], dict(data.get("extra", {})), list(data.get("gc", [])))
 
 
 def now() -> str:

@@ -53,6 +53,15 @@ def _notice_fallback() -> None:
         print(_FALLBACK_NOTICE, file=sys.stderr, flush=True)
 
 
+def _gc_phrase(rules: list) -> str:
+    """How a run's GC rules read in an error.
+
+    >>> _gc_phrase([]), _gc_phrase(["x(L, K) when y(L, K)"])
+    ('without GC', "with GC rules 'x(L, K) when y(L, K)'")
+    """
+    return "with GC rules " + "; ".join(f"'{rule}'" for rule in rules) if rules else "without GC"
+
+
 def _local_directory(path: str) -> str:
     parsed = urlparse(str(path))
     if parsed.scheme not in ("", "file") or (parsed.scheme == "" and "://" in str(path)):
@@ -100,13 +109,15 @@ class Store:
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, spark: SparkSession, path: str, program, network: Network | None = None,
-             resume: bool = False, writer: str = "auto") -> "Store":
+             resume: bool = False, writer: str = "auto", gc: list | tuple = ()) -> "Store":
         """Create the run directory `path` for a new run of `program`, or with
         `resume=True` reopen it to continue (a directory without a run then
         starts a new one). Takes the writer lock: a second writer is refused
         with `StoreLockedError`. `writer`: "auto" (Spark's Delta Lake when the
         session can load it, else delta-rs, saying so once on stderr), "spark"
-        or "delta-rs". Never changes the session's configuration."""
+        or "delta-rs". `gc`: the texts of the GC rules the run applies, recorded
+        in the manifest; resuming with other rules is refused (what the store
+        holds depends on them). Never changes the session's configuration."""
         if writer not in WRITERS:
             raise StoreError(f"unknown store writer '{writer}' (expected {', '.join(WRITERS)})")
         network = network or Network()
@@ -118,13 +129,13 @@ class Store:
         lock = WriterLock(directory)
         lock.acquire()
         try:
-            return cls._open_locked(spark, directory, program, network, resume, writer, lock)
+            return cls._open_locked(spark, directory, program, network, resume, writer, lock, list(gc))
         except BaseException:
             lock.release()
             raise
 
     @classmethod
-    def _open_locked(cls, spark, directory, program, network, resume, writer, lock) -> "Store":
+    def _open_locked(cls, spark, directory, program, network, resume, writer, lock, gc) -> "Store":
         from sparkdedalus.spark.session import session_has_delta
 
         for relation in program.relations.values():
@@ -144,7 +155,7 @@ class Store:
                 raise StoreError(f"run directory {directory} is not empty and holds no run manifest "
                                  f"(found {', '.join(strays[:3])})")
             manifest = Manifest(f"sparkdedalus-{uuid.uuid4().hex}", fingerprint, network.spec(),
-                                manifests.relations_info(program), 0, manifests.now())
+                                manifests.relations_info(program), 0, manifests.now(), gc=gc)
             manifests.save(directory, manifest)
         else:
             manifest = existing
@@ -154,6 +165,9 @@ class Store:
             if Network.parse(manifest.network) != network:
                 raise StoreError(f"run directory {directory} was run with network '{manifest.network}', "
                                  f"not '{network.spec()}'")
+            if manifest.gc != gc:
+                raise StoreError(f"run directory {directory} was run {_gc_phrase(manifest.gc)}, not "
+                                 f"{_gc_phrase(gc)}: resume it with the same --gc")
 
         has_delta = session_has_delta(spark)
         if writer == "spark" and not has_delta:
