@@ -251,7 +251,7 @@ def run_program(spark, jobs: Jobs, program, ticks: int, edb: dict, label: str, b
         stages, tasks = jobs.work(ids)
         per_tick.append({"tick": s.tick, "seconds": round(s.seconds, 4), "jobs": len(ids), "stages": stages,
                          "tasks": tasks, "iterations": s.iterations,
-                         "facts": s.facts, "incremental": s.incremental})
+                         "facts": s.facts, "incremental": s.incremental, "compiled": s.compiled})
     return box.get("run"), per_tick, total, status
 
 

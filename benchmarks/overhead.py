@@ -10,10 +10,12 @@ Prints one JSON object per line on standard output (flushed), each with a
 
 - "load": `uptime` at the start and the end (the times depend on it);
 - "codegen": benchmarks/programs/two_phase_commit_bench.ded (100 transactions
-  by default) run with `spark.sql.codegen.factoryMode` NO_CODEGEN (the setting
-  of the sessions sparkdedalus creates) and FALLBACK (Spark's default),
-  alternating in the same session (A B B A ...), so that the load of a shared
-  machine falls on both alike: per run the median of its steady ticks;
+  by default, --transactions N) run with `spark.sparkdedalus.codegen` off
+  (every tick interpreted: the engine's sessions' settings), on (every tick
+  compiled: Spark's defaults) and auto (compiled from 200,000 input rows), in
+  rotating order in the same session so that the load of a shared machine
+  falls on all alike: per run the median of its steady ticks, the facts each
+  tick hands on and the ticks run compiled;
 - "commit_every": benchmarks/programs/broadcast_bench.ded with 3 nodes stored
   with a commit every K ticks (`Engine.run(..., commit_every=K)`, Spark's Delta
   Lake): K = 10 and 100 over --ticks ticks, K = 1 over --k1-ticks (its cost is
@@ -40,35 +42,39 @@ for path in (REPO, REPO / "benchmarks"):
 
 import engine as bench  # noqa: E402 (benchmarks/engine.py: session, jobs, 2pc workload)
 
-FACTORY_MODE = "spark.sql.codegen.factoryMode"
+MODES = ("off", "on", "auto")  # spark.sparkdedalus.codegen (sparkdedalus/spark/codegen.py)
 
 
 def codegen(spark, jobs, transactions: int, ticks: int, rounds: int) -> None:
     from sparkdedalus import Program
+    from sparkdedalus.spark.codegen import SETTING
     program = Program.from_files(str(bench.PROGRAMS / "two_phase_commit_bench.ded"))
     rows = bench.tpc_edb(transactions, 5, abort_every=min(10, max(2, transactions // 2)))
     schemas = {"participant": "coord string, part string", "txn": "coord string, x string, start bigint",
                "refuse": "part string, x string", "inquire_at": "part string, coord string, x string, at bigint"}
     edb = {name: bench.frame(spark, r, schemas[name]) for name, r in rows.items()}
-    before = spark.conf.get(FACTORY_MODE, None)
-    medians: dict = {"NO_CODEGEN": [], "FALLBACK": []}
-    order = [("NO_CODEGEN", "FALLBACK"), ("FALLBACK", "NO_CODEGEN")]
+    before = spark.conf.get(SETTING, None)
+    medians: dict = {mode: [] for mode in MODES}
     try:
         for round_ in range(rounds):
-            for mode in order[round_ % 2]:
-                spark.conf.set(FACTORY_MODE, mode)
+            shift = round_ % len(MODES)  # each mode first in turn: the load falls on all alike
+            for mode in MODES[shift:] + MODES[:shift]:
+                spark.conf.set(SETTING, mode)
                 _, per_tick, total, status = bench.run_program(spark, jobs, program, ticks, edb,
                                                                f"codegen-{mode}-{round_}", 1800)
                 steady = bench.window(per_tick, min(5, ticks), ticks)
                 medians[mode].append(bench.median(steady))
                 bench.emit("codegen_run", mode=mode, round=round_, status=status, ticks=ticks,
-                           steady_tick_seconds_median=medians[mode][-1], total_seconds=round(total, 2))
+                           steady_tick_seconds_median=medians[mode][-1], total_seconds=round(total, 2),
+                           facts_per_tick=[t["facts"] for t in per_tick],
+                           compiled_ticks=[t["tick"] for t in per_tick if t["compiled"]])
     finally:
-        spark.conf.set(FACTORY_MODE, before) if before else spark.conf.unset(FACTORY_MODE)
-    summary = {mode: round(statistics.median(values), 4) for mode, values in medians.items()}
+        spark.conf.set(SETTING, before) if before else spark.conf.unset(SETTING)
+    summary = {mode: round(statistics.median(values), 4) for mode, values in medians.items() if values}
     bench.emit("codegen", workload=f"two_phase_commit_bench.ded, {transactions} transactions", ticks=ticks,
                rounds=rounds, steady_tick_seconds_median=summary,
-               fallback_over_no_codegen=bench.ratio(summary["FALLBACK"], summary["NO_CODEGEN"]))
+               on_over_off=bench.ratio(summary.get("on"), summary.get("off")),
+               auto_over_best=bench.ratio(summary.get("auto"), min(summary.get("on"), summary.get("off"))))
 
 
 def commit_every(spark, ticks: dict, root: str) -> None:

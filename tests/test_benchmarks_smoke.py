@@ -133,9 +133,12 @@ def test_quick_store_benchmark_prints_every_measurement():
 def test_quick_overhead_benchmark_prints_every_measurement():
     lines = quick_run("overhead.py")
     kinds = [line["measurement"] for line in lines]
-    assert kinds == ["load", "config", "codegen_run", "codegen_run", "codegen", "commit_every", "commit_every", "load"]
-    assert {line["mode"] for line in lines if line["measurement"] == "codegen_run"} == {"NO_CODEGEN", "FALLBACK"}
-    assert all(line["status"] == "ok" for line in lines if line["measurement"] == "codegen_run")
+    assert kinds == ["load", "config"] + ["codegen_run"] * 3 + ["codegen", "commit_every", "commit_every", "load"]
+    runs = {line["mode"]: line for line in lines if line["measurement"] == "codegen_run"}
+    assert set(runs) == {"off", "on", "auto"} and all(line["status"] == "ok" for line in runs.values())
+    # 4 transactions: every tick compiled with `on`, none with `off` or `auto` (far below 200,000 rows)
+    assert (runs["on"]["compiled_ticks"], runs["off"]["compiled_ticks"], runs["auto"]["compiled_ticks"]) == \
+        ([1, 2, 3], [], [])
     every = {line["commit_every"]: line for line in lines if line["measurement"] == "commit_every"}
     assert (every[1]["ticks"], every[1]["commits"], every[2]["ticks"], every[2]["commits"]) == (3, 3, 4, 2)
     assert all(line["store_seconds_per_tick"] > 0 for line in every.values())

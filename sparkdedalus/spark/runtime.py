@@ -38,6 +38,7 @@ from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.inputs import TICK
+from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
@@ -112,6 +113,7 @@ class TickStats:
     persisted: int = 0  # rows persistence carries to the next tick (GC'd ones excluded)
     collected: int = 0  # rows GC does not carry to the next tick
     exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
+    compiled: bool = False  # run with compiled code (spark/codegen.py)
 
 
 @dataclass
@@ -149,6 +151,8 @@ class TickLoop:
         self._exchanges: int | None = 0  # of the tick being run
         self._pack_partitions = None  # the partitions the previous pack was built in
         self._tick_partitions = None  # the partitions the tick being run started in
+        self.codegen = Codegen(spark)
+        self.input_rows = 0  # rows of the last materialised pack: a tick's size before it runs
         self.plans = {r.index: RulePlan(r, program, self.network.seed,
                                         self.partitioner is not None and self.partitioner.local(r))
                       for r in program.rules}
@@ -303,6 +307,13 @@ class TickLoop:
 
     # ---------------------------------------------------------------- one tick
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
+        """Tick `tick`'s pack from the previous one (None at the first tick),
+        materialised; its TickStats appended to `state.stats`. Compiled or
+        interpreted by the size of the last pack (spark/codegen.py)."""
+        with self.codegen.tick(self.input_rows) as compiled:
+            return self._tick(tick, previous, state, compiled)
+
+    def _tick(self, tick: int, previous: DataFrame | None, state: LoopState, compiled: bool) -> DataFrame:
         started = time.perf_counter()
         self._exchanges = 0 if self.count_exchanges else None
         start, current, news = self._start(tick, previous)
@@ -344,7 +355,7 @@ class TickLoop:
         pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, current, previous, state)
         incremental = len(self.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
-                                     persisted - collected, collected, self._exchanges))
+                                     persisted - collected, collected, self._exchanges, compiled))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
@@ -562,6 +573,7 @@ class TickLoop:
                                                                for c in conditions]).first())
         else:
             counts = (checkpoint.count(),)
+        self.input_rows = counts[0]
         if self.fixed_partitions is None:
             self.partitions = partitions_for(counts[0], self.most_partitions)
             if self.partitioner is not None and self.partitions > 1:

@@ -1,0 +1,77 @@
+"""Compiled code for large ticks only (spark/codegen.py): with
+`spark.sparkdedalus.codegen=auto` a tick whose input (the last pack) has at
+least COMPILED_ROWS rows runs with whole-stage code generation on, the others
+interpreted, and the session's settings are back after every tick; unset, the
+session is never changed. The threshold is lowered for the test so that a small
+program crosses it; the facts are the reference evaluator's either way."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from engine_helpers import EXAMPLES, compared_run
+from sparkdedalus import Program
+from sparkdedalus.spark import codegen
+from sparkdedalus.spark.engine import Engine
+from sparkdedalus.spark.runtime import TickLoop
+
+pytestmark = pytest.mark.spark
+
+WHOLE_STAGE = "spark.sql.codegen.wholeStage"
+PROGRAM = Program.from_files(os.path.join(EXAMPLES, "broadcast.ded"))
+
+
+@pytest.fixture
+def seen(monkeypatch):
+    """(tick, whole-stage setting while the tick ran) of every tick run."""
+    found = []
+    inner = TickLoop._tick
+
+    def spy(self, tick, *args):
+        found.append((tick, self.spark.conf.get(WHOLE_STAGE)))
+        return inner(self, tick, *args)
+    monkeypatch.setattr(TickLoop, "_tick", spy)
+    return found
+
+
+def test_ticks_over_the_threshold_run_compiled_and_the_session_comes_back(spark, monkeypatch, seen):
+    assert spark.conf.get(codegen.SETTING) == "auto" and spark.conf.get(WHOLE_STAGE) == "false"
+    small = Engine(spark).run(PROGRAM, ticks=5)
+    sizes = [s.facts for s in small.stats]  # the pack each tick hands on: the next tick's input
+    threshold = sorted(set(sizes))[len(set(sizes)) // 2]
+    assert min(sizes) < threshold <= max(sizes)
+    monkeypatch.setattr(codegen, "COMPILED_ROWS", threshold)
+    seen.clear()
+    found, run = compared_run(spark, PROGRAM, 5)
+    assert found == []
+    want = [sizes[t - 2] >= threshold if t > 1 else False for t in range(1, 6)]  # broadcast has no static facts
+    assert [s.compiled for s in run.stats] == want and True in want and False in want
+    assert [setting == "true" for _, setting in seen] == want
+    assert spark.conf.get(WHOLE_STAGE) == "false"
+    assert [s.compiled for s in small.stats] == [False] * 5
+
+
+def test_unset_or_off_never_changes_the_session(spark, monkeypatch, seen):
+    monkeypatch.setattr(codegen, "COMPILED_ROWS", 0)
+    for mode in (None, "off"):
+        if mode is None:
+            spark.conf.unset(codegen.SETTING)
+        else:
+            spark.conf.set(codegen.SETTING, mode)
+        try:
+            seen.clear()
+            run = Engine(spark).run(PROGRAM, ticks=2)
+        finally:
+            spark.conf.set(codegen.SETTING, "auto")
+        assert not any(s.compiled for s in run.stats) and {s for _, s in seen} == {"false"}
+
+
+def test_a_mode_it_does_not_know_is_refused(spark):
+    spark.conf.set(codegen.SETTING, "sometimes")
+    try:
+        with pytest.raises(ValueError, match="spark.sparkdedalus.codegen: expected one of auto, on, off"):
+            Engine(spark).run(PROGRAM, ticks=1)
+    finally:
+        spark.conf.set(codegen.SETTING, "auto")
