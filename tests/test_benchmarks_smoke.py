@@ -66,6 +66,20 @@ def test_quick_engine_benchmark_prints_every_measurement():
 
 
 @pytest.mark.slow
+def test_quick_large_ticks_benchmark_compares_the_masters():
+    lines = quick_run("large_ticks.py", "--workloads", "voting")
+    runs = {x["master"]: x for x in lines if x["measurement"] == "run"}
+    assert set(runs) == {"local[1]", "local[2]"}
+    for run in runs.values():
+        assert [t["tick"] for t in run["per_tick"]] == [1, 2, 3, 4, 5, 6]
+        assert all(t["facts_per_second"] == round(t["facts"] / t["seconds"]) and t["heap_mib"] > 0
+                   for t in run["per_tick"])
+    assert [t["facts"] for t in runs["local[1]"]["per_tick"]] == [t["facts"] for t in runs["local[2]"]["per_tick"]]
+    (comparison,) = [x for x in lines if x["measurement"] == "comparison"]
+    assert comparison["identical"] and lines[-1] == {"measurement": "done", "failed": 0}
+
+
+@pytest.mark.slow
 def test_quick_partitioning_benchmark_compares_both_sides():
     lines = quick_run("partitioning.py")
     assert [x["when"] for x in lines if x["measurement"] == "load"] == ["start", "end"]
