@@ -76,7 +76,7 @@ def facts_by_tick(run, program, ticks: int) -> list:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("name, ticks", [("voting", 7), ("two_phase_commit", 6)])
+@pytest.mark.parametrize("name, ticks", [("voting", 7), pytest.param("two_phase_commit", 6, marks=pytest.mark.slow)])
 def test_policy_partitioning_gives_the_reference_facts_with_fewer_exchanges(spark, name, ticks):
     program = Program.from_files(str(EXAMPLES / f"{name}.ded"))
     trace = reference_run(program, ticks=ticks)

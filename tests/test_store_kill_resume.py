@@ -8,10 +8,10 @@ sessions without (the delta-rs fallback); each process resumes where the last
 one was killed. After every kill the store is checked without a JVM: the
 manifest loads, every relation's Delta table opens and reads, every committed
 tick equals the reference run, and no table got a tick twice. The default
-suite kills 3 writers (2 with Delta Lake, 1 without); the slow one
-SPARKDEDALUS_KILLS_PER_CHAIN per chain (default 10: 20 kills; CI takes 5, about
-half the time, still killing writers while they start, during commits and
-after a tick)."""
+suite kills one writer between two commits (`--commit-every 3`); the slow tests
+kill 3 writers (2 with Delta Lake, 1 without) and SPARKDEDALUS_KILLS_PER_CHAIN per
+chain (default 10: 20 kills, still killing writers while they start, during
+commits and after a tick)."""
 
 from __future__ import annotations
 
@@ -213,6 +213,7 @@ def kill_and_resume(tmp_path, chains: dict, ticks: int) -> list:
     return report
 
 
+@pytest.mark.slow
 def test_a_few_killed_writers_resume_to_the_uninterrupted_result(tmp_path):
     report = kill_and_resume(tmp_path, {"delta": 2, "plain": 1}, ticks=6)
     assert len(report) >= 3
