@@ -16,7 +16,9 @@ ENGINE = Path(__file__).resolve().parents[1] / "sparkdedalus" / "spark"
 
 
 def test_examples_on_spark_connect_match_reference():
-    examples = ["broadcast", "transitive_closure", "voting"]
+    """Three examples, and test_engine_large_inputs' program with facts above the
+    inline threshold (loaded from Arrow), in one driver: one Connect server."""
+    examples = ["broadcast", "transitive_closure", "voting", "many_facts"]
     done = subprocess.run([sys.executable, str(DRIVER), *examples], capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
     results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

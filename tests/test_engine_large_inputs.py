@@ -5,9 +5,6 @@ nothing on the input path or in the tick loop collects rows to the driver."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -43,15 +40,6 @@ def test_many_facts_in_the_text_match_the_reference_at_every_tick(spark):
     program = many_facts_program(edb=MANY, stamped=MANY + 30)
     network = Network.parse("crash=n1@3")
     assert differences(spark, program, ticks=5, network=network) == []
-
-
-@pytest.mark.connect
-def test_many_facts_on_spark_connect_match_the_reference():
-    driver = Path(__file__).resolve().parent / "connect_driver.py"
-    done = subprocess.run([sys.executable, str(driver), "many_facts"], capture_output=True, text=True, timeout=1500)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    assert results == [{"example": "many_facts", "differences": []}]
 
 
 def test_few_facts_match_the_reference_too(spark):
