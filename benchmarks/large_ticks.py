@@ -66,10 +66,10 @@ def run_child(master: str, name: str, size: int) -> dict:
     started = time.perf_counter()
     run = Engine(spark).run(program, TICKS, edb=edb_of(spark, size), progress=progress)
     total = time.perf_counter() - started
-    per_tick = [{"tick": s.tick, "seconds": round(s.seconds, 3), "facts": s.facts,
-                 "facts_per_second": round(s.facts / s.seconds) if s.seconds else None,
+    per_tick = [{"tick": s.tick, "seconds": seconds, "facts": s.facts,
+                 "facts_per_second": round(s.facts / seconds) if seconds else None,
                  "compiled": s.compiled, "heap_mib": heap}
-                for s, heap in zip(run.stats, heaps)]
+                for s, heap, seconds in zip(run.stats, heaps, (round(s.seconds, 3) for s in run.stats))]
     digests = {t: digest(run, program, t) for t in range(1, TICKS + 1)}
     spark.stop()
     return {"master": master, "workload": name, "size": size, "per_tick": per_tick,
