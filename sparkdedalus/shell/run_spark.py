@@ -108,35 +108,40 @@ def run_spark(program, args, new_session=None) -> int:
 
 
 def _run_and_print(spark, program, args, started: float) -> int:
+    jobs = _JobCounter(spark)
+    try:
+        return _run_counted(spark, program, args, started, jobs)
+    finally:
+        jobs.close()
+
+
+def _run_counted(spark, program, args, started: float, jobs: _JobCounter) -> int:
+    """Run, print the facts and write --stats, counting the run's jobs per tick."""
     from sparkdedalus.spark.engine import Engine
     from sparkdedalus.spark.jobnames import JobNames
     from sparkdedalus.spark.progress import TickProgress
 
-    jobs = _JobCounter(spark)
-    try:
-        per_tick_jobs: list = []
-        last = [jobs.count() or 0]
+    per_tick_jobs: list = []
+    last = [jobs.count() or 0]
 
-        with TickProgress(args.tick_count, enabled=not args.quiet) as bar:
-            def progress(tick, stats):
-                now = jobs.count()
-                if now is not None:
-                    per_tick_jobs.append(now - last[0])
-                    last[0] = now
-                bar.advance(tick, stats.seconds, stats.facts)
+    with TickProgress(args.tick_count, enabled=not args.quiet) as bar:
+        def progress(tick, stats):
+            now = jobs.count()
+            if now is not None:
+                per_tick_jobs.append(now - last[0])
+                last[0] = now
+            bar.advance(tick, stats.seconds, stats.facts)
 
-            args.gc_rules = collected(program, args)
-            run = _run(Engine(spark), program, args, progress)
-        tick = args.at_tick or args.tick_count
-        names = args.relation_list or list(program.outputs)
-        with JobNames(spark).scope("result", tick):
-            facts = run.facts(tick, relations=names)
-        print(render(args.format, tick, facts, program))
-        if args.stats:
-            _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started, args.gc_rules)
-        return 0
-    finally:
-        jobs.close()
+        args.gc_rules = collected(program, args)
+        run = _run(Engine(spark), program, args, progress)
+    tick = args.at_tick or args.tick_count
+    names = args.relation_list or list(program.outputs)
+    with JobNames(spark).scope("result", tick):
+        facts = run.facts(tick, relations=names)
+    print(render(args.format, tick, facts, program))
+    if args.stats:
+        _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started, args.gc_rules)
+    return 0
 
 
 def check_store(path: str, resume: bool = False) -> None:
