@@ -75,3 +75,19 @@ def test_a_mode_it_does_not_know_is_refused(spark):
             Engine(spark).run(PROGRAM, ticks=1)
     finally:
         spark.conf.set(codegen.SETTING, "auto")
+
+
+def test_a_recursion_that_grows_large_compiles_the_rest_of_its_tick(spark, monkeypatch, seen):
+    # transitive_closure.ded's tick 1 starts from its 5 edges (10 rows: a static relation
+    # has a copy in each of the session's 2 buckets) and its recursion finds the 16 paths
+    # (counted by hand in the example's header): with the threshold between the two the
+    # tick starts interpreted and compiles from the recursion's count on
+    program = Program.from_files(os.path.join(EXAMPLES, "transitive_closure.ded"))
+    for threshold, compiled in ((12, True), (17, False)):
+        monkeypatch.setattr(codegen, "COMPILED_ROWS", threshold)
+        seen.clear()
+        found, run = compared_run(spark, program, 1)
+        assert found == []
+        assert [s.compiled for s in run.stats] == [compiled]
+        assert seen == [(1, "false")]  # it started interpreted either way
+        assert spark.conf.get(WHOLE_STAGE) == "false"

@@ -10,7 +10,9 @@ code took seconds (docs/performance.md).
 The session setting `spark.sparkdedalus.codegen` chooses:
 - `auto` (conf/spark-defaults.conf sets it): a tick whose input is at least
   COMPILED_ROWS rows (the last pack the loop materialised) runs with Spark's own
-  defaults, compiled code; the session's settings come back after the tick;
+  defaults, compiled code, and so does the rest of a tick once one of its
+  materialisations (a recursion's facts) counts that many; the session's
+  settings come back after the tick;
 - `on`: every tick runs compiled code; `off` or unset: the session's settings
   are left as they are (a session sparkdedalus did not create is never changed).
 
@@ -42,27 +44,61 @@ class Codegen:
         self.mode = spark.conf.get(SETTING, None)
         if self.mode is not None and self.mode not in MODES:
             raise ValueError(f"{SETTING}: expected one of {', '.join(MODES)}, got '{self.mode}'")
+        self._saved: dict | None = None  # the session's settings while a tick runs compiled
+        self._in_tick = False
 
     @staticmethod
     def wanted(mode: str | None, rows: int) -> bool:
         """Whether a tick whose input has `rows` rows runs compiled code."""
         return mode == "on" or (mode == "auto" and rows >= COMPILED_ROWS)
 
+    @property
+    def compiled(self) -> bool:
+        """Whether the tick being run (or the last one) has switched to compiled code."""
+        return self._saved is not None
+
     @contextmanager
     def tick(self, rows: int):
         """Run the block (a tick's planning and jobs) with compiled code if
-        wanted for `rows` input rows; yields whether it does."""
-        if not self.wanted(self.mode, rows):
-            yield False
+        wanted for `rows` input rows, or from the moment `grow` finds it
+        wanted; the session's settings come back at the end."""
+        self._saved, self._in_tick = None, True
+        self.grow(rows)
+        try:
+            yield self
+        finally:
+            self._in_tick = False
+            self._set(self._saved or {})
+
+    @contextmanager
+    def compiling(self):
+        """Compile the block's jobs whenever the mode is `auto` or `on`,
+        whatever the tick's size: for a job whose output can be far larger
+        than its input (the Arrow fixpoint's), where compiled code cost small
+        ticks nothing measurable and saved a third on a large one
+        (docs/performance.md)."""
+        if self.mode not in ("auto", "on") or self.compiled:
+            yield
             return
         saved = {key: self.spark.conf.get(key, None) for key in COMPILED}
-        for key, value in COMPILED.items():
-            self.spark.conf.set(key, value)
+        self._set(COMPILED)
         try:
-            yield True
+            yield
         finally:
-            for key, value in saved.items():
-                if value is None:
-                    self.spark.conf.unset(key)
-                else:
-                    self.spark.conf.set(key, value)
+            self._set(saved)
+
+    def _set(self, settings: dict) -> None:
+        for key, value in settings.items():
+            if value is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, value)
+
+    def grow(self, rows: int) -> None:
+        """Within a tick: compiled code for the rest of it if `rows` (a
+        materialisation's size, e.g. a recursion's facts) calls for it. Plans
+        run after this compile; those already run are done."""
+        if not self._in_tick or self.compiled or not self.wanted(self.mode, rows):
+            return
+        self._saved = {key: self.spark.conf.get(key, None) for key in COMPILED}
+        self._set(COMPILED)

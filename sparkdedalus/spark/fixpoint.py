@@ -7,7 +7,8 @@ constants; no negation, comparison, function, aggregate or choice) is handed
 instead to one `groupBy().applyInArrow()`: every task receives the relations
 the rules read and runs the whole semi-naive loop in pyarrow (hash joins,
 `left anti` joins for the difference, `group_by` for duplicates), no Spark
-job per iteration. Its output is lazy: the tick's own job computes it.
+job per iteration: one job computes and counts the stratum's new facts, so
+that the rest of the tick is sized to them (its partitions, compiled code).
 
 Partition-local evaluation (BigDatalog's decomposable programs): when every
 rule keeps some argument positions of its head equal to the same positions of
@@ -208,9 +209,10 @@ class ArrowFixpoint:
 
 
     # ---------------------------------------------------------------- the Spark side
-    def frames(self, current: dict, buckets: int) -> dict:
-        """The stratum's new facts as lazy frames ({relation: frame c0..}), from
-        the frames the rules read (`current`), computed by one task per bucket."""
+    def frames(self, current: dict, buckets: int, partitions: int) -> tuple[dict, int]:
+        """The stratum's new facts ({relation: frame c0..} reading one
+        checkpoint) and their number, from the frames the rules read
+        (`current`): one job, the buckets spread over `partitions` tasks."""
         slots = {n: f"s{i}" for i, n in enumerate(self.reads)}
         parts = []
         for name in self.reads:
@@ -221,6 +223,9 @@ class ArrowFixpoint:
         packed = reduce(lambda a, b: a.unionAll(b), parts)
         spark = packed.sparkSession
         packed = packed.crossJoin(spark.range(0, buckets, 1, 1).selectExpr("CAST(id AS INT) AS __b"))
+        if buckets > 1 and partitions > 1:
+            # a tick in one partition would otherwise solve every bucket in one task
+            packed = packed.repartition(min(buckets, partitions), "__b")
         out_slots = {n: f"s{i}" for i, n in enumerate(self.names)}
         out_schema = "__rel string, " + ", ".join(f"{out_slots[n]} {_sql_struct(self.schemas[n])}"
                                                   for n in self.names)
@@ -245,9 +250,10 @@ class ArrowFixpoint:
                 pieces.append(pa.table(columns, names=["__rel", *out_slots.values()]))
             return pa.concat_tables(pieces)
 
-        # lazy: computed once, by the first job that reads it (the tick's)
+        # computed and counted now, so that the rest of the tick can be sized to it
         result = packed.groupBy("__b").applyInArrow(task, out_schema).localCheckpoint(eager=False)
-        return {n: result.where(f"__rel = '{n}'").select(f"{out_slots[n]}.*") for n in self.names}
+        rows = result.count()
+        return {n: result.where(f"__rel = '{n}'").select(f"{out_slots[n]}.*") for n in self.names}, rows
 
 
 _ARROW = {"int": pa.int64(), "long": pa.int64(), "double": pa.float64(), "string": pa.string(),

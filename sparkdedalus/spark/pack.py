@@ -81,11 +81,15 @@ class Layout:
         needs none). With a partition column: a replicated relation's rows in
         its location's bucket only, and no shuffle of a pack already
         partitioned by it."""
-        if self.bucket:
-            pack = pack.where(self._home_copy())
+        pack = self.home_copies(pack)
         if partitions == 1:
             return pack.coalesce(1).distinct()
         return pack.distinct() if self.bucket else pack.repartition(partitions, *pack.columns).distinct()
+
+    def home_copies(self, pack: DataFrame) -> DataFrame:
+        """`pack` with a replicated relation's rows in its location's bucket only
+        (the pack's one copy), when there is a partition column."""
+        return pack.where(self._home_copy()) if self.bucket else pack
 
     def _bucket_sql(self, names) -> str:
         """SQL: the bucket of a pack row of one of `names` (NULL for the others)."""

@@ -113,7 +113,7 @@ class TickStats:
     persisted: int = 0  # rows persistence carries to the next tick (GC'd ones excluded)
     collected: int = 0  # rows GC does not carry to the next tick
     exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
-    compiled: bool = False  # run with compiled code (spark/codegen.py)
+    compiled: bool = False  # ran compiled code, from its start or from a large materialisation on (spark/codegen.py)
 
 
 @dataclass
@@ -310,14 +310,15 @@ class TickLoop:
         """Tick `tick`'s pack from the previous one (None at the first tick),
         materialised; its TickStats appended to `state.stats`. Compiled or
         interpreted by the size of the last pack (spark/codegen.py)."""
-        with self.codegen.tick(self.input_rows) as compiled:
-            return self._tick(tick, previous, state, compiled)
+        with self.codegen.tick(self.input_rows):
+            return self._tick(tick, previous, state)
 
-    def _tick(self, tick: int, previous: DataFrame | None, state: LoopState, compiled: bool) -> DataFrame:
+    def _tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
         self._exchanges = 0 if self.count_exchanges else None
         start, current, news = self._start(tick, previous)
         stratum_packs = []
+        settled = []  # the Arrow fixpoint's facts: materialised, and new (see _recursive)
         iterations = 0
         for stratum in self.program.strata:
             rules = self.rule_order[stratum.index]
@@ -325,9 +326,16 @@ class TickLoop:
             news_before = dict(news or {})
             if stratum.recursive:
                 with self.names.scope("stratum", stratum.index):
-                    found, rounds = self._recursive(rules, names, current, news, tick, state)
+                    found, rounds, arrow_only = self._recursive(rules, names, current, news, tick, state)
                 iterations += rounds
                 parts = [self.layout.part(n, STATE, found[n]) for n in names]
+                if arrow_only:  # materialised already: no checkpoint, and no distinct in the pack
+                    settled.append(self.layout.home_copies(self._union(parts)))
+                    for n in names:
+                        current[n] = self._union([current[n], found[n]])
+                        if n in news_before:
+                            news[n] = self._union([news_before[n], found[n]])
+                    continue
             else:
                 parts = []
                 for rule in rules:
@@ -352,10 +360,11 @@ class TickLoop:
                 current[n] = fresh if base is None else self._union([base, fresh])
                 if n in news_before:
                     news[n] = self._union([news_before[n], fresh])
-        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, current, previous, state)
+        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, previous,
+                                                         state)
         incremental = len(self.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
-                                     persisted - collected, collected, self._exchanges, compiled))
+                                     persisted - collected, collected, self._exchanges, self.codegen.compiled))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
@@ -423,33 +432,39 @@ class TickLoop:
         return self._union(frames) if frames else None
 
     def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
-                   state: LoopState) -> tuple[dict, int]:
+                   state: LoopState) -> tuple[dict, int, bool]:
         """A recursive stratum, semi-naive: its relations' new facts (not in
-        `current` before) and the number of iterations (jobs). With the Arrow
-        fixpoint allowed, the stratum runs component by component in dependency
-        order, each component the Arrow fixpoint takes (spark/fixpoint.py)
-        costing no job of its own, the others the general loop."""
+        `current` before), the number of iterations (jobs), and whether the
+        Arrow fixpoint found them all. With the Arrow fixpoint allowed, the
+        stratum runs component by component in dependency order, each component
+        the Arrow fixpoint takes (spark/fixpoint.py) costing one job, the
+        others the general loop."""
         if not self._arrow_allowed(rules, news):
-            return self._loop(rules, names, current, news, tick, state)
+            return *self._loop(rules, names, current, news, tick, state), False
         components: dict = {}
         for rule in rules:  # in dependency order (_rule_order)
             components.setdefault(self.component[rule.head.name], []).append(rule)
         current = dict(current)
-        found, iterations = {}, 0
+        found, iterations, arrow_only = {}, 0, True
         for group in components.values():
             group_names = sorted({r.head.name for r in group})
             arrow = self._arrow_fixpoint(group, group_names)
             if arrow is not None:
-                new = arrow.frames(current, 4 * self.most_partitions if arrow.partitioned else 1)
+                buckets = 4 * self.most_partitions if arrow.partitioned else 1
+                with self.codegen.compiling():
+                    new, rows = arrow.frames(current, buckets, self.most_partitions)
+                self._sized(rows)  # the rest of the tick sized to what the recursion found,
+                self.codegen.grow(rows)  # its code compiled if that is large
                 if self.partitioner is not None:  # the facts into their buckets
                     new = {n: self._spread(self.partitioner.place(n, f)) for n, f in new.items()}
             else:
                 new, rounds = self._loop(group, group_names, current, news, tick, state)
                 iterations += rounds
+                arrow_only = False
             for n in group_names:
                 found[n] = new[n]
                 current[n] = self._union([current[n], new[n]])
-        return found, iterations
+        return found, iterations, arrow_only
 
     def _loop(self, rules, names: list, current: dict, news: dict | None, tick: int,
               state: LoopState) -> tuple[dict, int]:
@@ -516,6 +531,7 @@ class TickLoop:
         pack, rows = self._checkpoint(self._union([self.layout.part(n, kind, f)
                                                    for kind, group in zip(kinds, groups)
                                                    for n, f in group.items()]))
+        self.codegen.grow(rows)  # the rest of a tick whose recursion grows large: compiled
         found = [{n: self.layout.read(pack, n, kind) for n in group} for kind, group in zip(kinds, groups)]
         return found, rows
 
@@ -573,19 +589,25 @@ class TickLoop:
                                                                for c in conditions]).first())
         else:
             counts = (checkpoint.count(),)
-        self.input_rows = counts[0]
-        if self.fixed_partitions is None:
-            self.partitions = partitions_for(counts[0], self.most_partitions)
-            if self.partitioner is not None and self.partitions > 1:
-                self.partitions = self.most_partitions
+        self._sized(counts[0])
         return checkpoint, counts
 
-    def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, current: dict,
+    def _sized(self, rows: int) -> None:
+        """The loop sized to a materialisation of `rows` rows: the partitions of
+        the next plans (with a partitioner: one, or all it has buckets for)."""
+        self.input_rows = rows
+        if self.fixed_partitions is None:
+            self.partitions = partitions_for(rows, self.most_partitions)
+            if self.partitioner is not None and self.partitions > 1:
+                self.partitions = self.most_partitions
+
+    def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, settled: list, current: dict,
               previous: DataFrame | None, state: LoopState) -> tuple[DataFrame, tuple]:
         """Everything that crosses the tick boundary, materialised with one job:
         the final state (S), facts for the next tick (N), messages (M), the
         facts GC collects (G); and its rows, its S rows of persisted relations
-        and its G rows."""
+        and its G rows. `settled` parts hold facts no other part has (the Arrow
+        fixpoint's): they are left out of the pack's distinct."""
         parts = ([start] if start is not None else []) + derived_parts
         moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         reader = self._reader(current, tick, state)
@@ -618,5 +640,7 @@ class TickLoop:
             pack = self._spread(pack)  # parts read in other partitions
         self._pack_partitions = self.partitions
         persisted = ", ".join(f"'{n}'" for n in sorted(self.program.persisted)) or "NULL"
-        return self._materialised(self.layout.distinct(pack, self.partitions),
-                                  f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        pack = self.layout.distinct(pack, self.partitions)
+        if settled:  # in the loop's partitions already (_recursive)
+            pack = self._union([pack, *settled])
+        return self._materialised(pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
