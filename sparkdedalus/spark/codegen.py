@@ -75,7 +75,7 @@ class Codegen:
         """Compile the block's jobs whenever the mode is `auto` or `on`,
         whatever the tick's size: for a job whose output can be far larger
         than its input (the Arrow fixpoint's), where compiled code cost small
-        ticks nothing measurable and saved a third on a large one
+        ticks nothing measurable and saved 20-30% of the job on a large one
         (docs/performance.md)."""
         if self.mode not in ("auto", "on") or self.compiled:
             yield
