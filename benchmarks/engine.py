@@ -3,6 +3,8 @@
 
     .venv/bin/python benchmarks/engine.py            # full run (tens of minutes)
     .venv/bin/python benchmarks/engine.py --quick    # small sizes only (smoke test)
+    .venv/bin/python benchmarks/engine.py --only tc --tc-sizes 5000 --tc-limit 360 --stages
+                                                     # ... with the Spark stages of each engine run
 
 Prints one JSON object per line on standard output, flushed as it goes, and nothing
 else there (the JVM's standard output is sent to standard error). Every line has a
@@ -471,20 +473,35 @@ def tc_engine(spark, edges: list):
     from sparkdedalus import Program
     from sparkdedalus.spark.engine import Engine
 
+    started = time.time()
     program = Program.from_files(str(PROGRAMS / "transitive_closure_bench.ded"))
     edb = {"edge": spark.createDataFrame([("g", x, y) for x, y in edges], "g string, src bigint, dst bigint")}
     run = Engine(spark).run(program, ticks=1, edb=edb, keep_history=False)
     pairs = run.relation("path", 1).count()
-    return {"pairs": pairs, **engine_facts(spark, run)}
+    return {"pairs": pairs, **engine_facts(spark, run, started)}
 
 
-def engine_facts(spark, run) -> dict:
+#: with --stages: the recursions' engine runs list their Spark stages (benchmarks/stages.py)
+STAGES = {"on": False}
+
+
+def engine_facts(spark, run, started: float) -> dict:
     """How the engine ran a one-tick recursion: its fixpoint setting (spark/fixpoint.py;
-    the Arrow fixpoint runs no iteration job), the iteration jobs, the tick's seconds."""
+    the Arrow fixpoint runs no iteration job), the iteration jobs, the tick's seconds;
+    with --stages, `stage_detail`: every Spark stage since `started` (epoch seconds): its start and
+    seconds from then, tasks, task run and CPU seconds, bytes read."""
     from sparkdedalus.spark.fixpoint import ARROW, SETTING
 
-    return {"fixpoint": spark.conf.get(SETTING, ARROW), "iterations": run.stats[0].iterations,
-            "tick_seconds": round(run.stats[0].seconds, 3)}
+    facts = {"fixpoint": spark.conf.get(SETTING, ARROW), "iterations": run.stats[0].iterations,
+             "tick_seconds": round(run.stats[0].seconds, 3)}
+    if STAGES["on"]:
+        from stages import stage_rows
+
+        facts["stage_detail"] = [{"at": round(s["start"] - started, 1), "seconds": round(s["end"] - s["start"], 1),
+                            "tasks": s["tasks"], "run": round(s["run"], 1), "cpu": round(s["cpu"], 1),
+                            "input_bytes": s["input_bytes"]}
+                           for s in sorted(stage_rows(spark), key=lambda s: s["start"]) if s["start"] >= started]
+    return facts
 
 
 def fingerprint_sql(columns: list) -> str:
@@ -508,11 +525,12 @@ def sg_engine(spark, par: list) -> dict:
     from sparkdedalus import Program
     from sparkdedalus.spark.engine import Engine
 
+    started = time.time()
     program = Program.from_files(str(PROGRAMS / "same_generation_bench.ded"))
     edb = {"par": spark.createDataFrame([("g", x, p) for x, p in par], "l string, x bigint, p bigint")}
     run = Engine(spark).run(program, ticks=1, edb=edb, keep_history=False)
     sg = run.relation("sg", 1)
-    return {"sg": spark_digest(sg, sg.columns[1:]), **engine_facts(spark, run)}
+    return {"sg": spark_digest(sg, sg.columns[1:]), **engine_facts(spark, run, started)}
 
 
 def pt_program(directory: Path, facts: dict) -> Path:
@@ -538,10 +556,11 @@ def pt_engine(spark, path: Path) -> dict:
     from sparkdedalus import Program
     from sparkdedalus.spark.engine import Engine
 
+    started = time.time()
     run = Engine(spark).run(Program.from_files(str(path)), ticks=1, keep_history=False)
     pts, hpts = run.relation("pts", 1), run.relation("hpts", 1)
     return {"pts": spark_digest(pts, pts.columns[1:]), "hpts": spark_digest(hpts, hpts.columns[1:]),
-            **engine_facts(spark, run)}
+            **engine_facts(spark, run, started)}
 
 
 def duck_timed(seconds: float, fn):
@@ -903,7 +922,10 @@ def main(argv=None) -> int:
                         help="extra Spark setting for the benchmark session (repeatable)")
     parser.add_argument("--edb-as", choices=["frame", "rows"], default="frame",
                         help="pass EDB relations as DataFrames (spark.createDataFrame) or as row lists")
+    parser.add_argument("--stages", action="store_true",
+                        help="the recursions' engine runs list their Spark stages (benchmarks/stages.py)")
     args = parser.parse_args(argv)
+    STAGES["on"] = args.stages
     only = set(args.only.split(","))
 
     if args.quick:  # a smoke test: every measurement, tiny sizes

@@ -24,9 +24,17 @@ from sparkdedalus import Program
 from sparkdedalus.reference import run as reference_run
 
 REPO = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("recursion_workloads", REPO / "benchmarks" / "recursion_workloads.py")
-rw = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rw)
+
+
+def benchmark_module(name: str):
+    """benchmarks/<name>.py imported (the directory is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+rw = benchmark_module("recursion_workloads")
 
 
 def quick_run(script: str, *args: str) -> list[dict]:
@@ -67,13 +75,16 @@ def test_quick_engine_benchmark_prints_every_measurement():
 
 @pytest.mark.slow
 def test_quick_large_ticks_benchmark_compares_the_masters():
-    lines = quick_run("large_ticks.py", "--workloads", "voting")
+    lines = quick_run("large_ticks.py", "--workloads", "voting", "--stages")
     runs = {x["master"]: x for x in lines if x["measurement"] == "run"}
     assert set(runs) == {"local[1]", "local[2]"}
     for run in runs.values():
         assert [t["tick"] for t in run["per_tick"]] == [1, 2, 3, 4, 5, 6]
         assert all(t["facts_per_second"] == round(t["facts"] / t["seconds"]) and t["heap_mib"] > 0
                    for t in run["per_tick"])
+        # every tick runs at least its pack's job; a stage's seconds fit in the tick's
+        assert all(t["stages"]["stages"] >= 1 and 0 < t["stages"]["stage_busy"] <= t["stages"]["wall"]
+                   and t["stages"]["wall"] >= t["seconds"] - 0.01 for t in run["per_tick"])
     assert [t["facts"] for t in runs["local[1]"]["per_tick"]] == [t["facts"] for t in runs["local[2]"]["per_tick"]]
     (comparison,) = [x for x in lines if x["measurement"] == "comparison"]
     assert comparison["identical"] and lines[-1] == {"measurement": "done", "failed": 0}
@@ -164,8 +175,9 @@ def reference_facts(name: str, relations: list, edb: dict) -> list:
     return [{row[1:] for row in trace.relation(r, 1)} for r in relations]
 
 
-def test_recursion_workloads_doc_examples():
+def test_recursion_workloads_and_stages_doc_examples():
     assert doctest.testmod(rw).failed == 0
+    assert doctest.testmod(benchmark_module("stages")).failed == 0
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -194,11 +206,13 @@ def test_quick_recursion_steps_agree():
     """tc, sg and pt alone: the engine, DuckDB (and the PySpark loop, the reference
     evaluator) agree on the results."""
     by_kind: dict = {}
-    for line in quick_run("engine.py", "--only", "tc,sg,pt"):
+    for line in quick_run("engine.py", "--only", "tc,sg,pt", "--stages"):
         by_kind.setdefault(line["measurement"], []).append(line)
     (tc,) = by_kind["transitive_closure"]
     assert tc["pair_counts_agree"] is True and tc["results"]["engine"]["fixpoint"] == "arrow", tc
     assert tc["results"]["engine"]["iterations"] == 0  # the Arrow fixpoint ran: no iteration job
+    stages = tc["results"]["engine"]["stage_detail"]  # --stages: at least the fixpoint's job and the tick's
+    assert len(stages) >= 2 and all(s["at"] >= 0 and s["tasks"] >= 1 for s in stages), stages
     for kind, relations in (("same_generation", ["sg"]), ("points_to", ["pts", "hpts"])):
         (line,) = by_kind[kind]
         assert line["all_finished"] and line["results_agree"], line
