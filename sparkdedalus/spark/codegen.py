@@ -80,12 +80,17 @@ class Codegen:
         if self.mode not in ("auto", "on") or self.compiled:
             yield
             return
-        saved = {key: self.spark.conf.get(key, None) for key in COMPILED}
-        self._set(COMPILED)
+        saved = self._compile()
         try:
             yield
         finally:
             self._set(saved)
+
+    def _compile(self) -> dict:
+        """Compiled code on; returns the settings it replaced."""
+        saved = {key: self.spark.conf.get(key, None) for key in COMPILED}
+        self._set(COMPILED)
+        return saved
 
     def _set(self, settings: dict) -> None:
         for key, value in settings.items():
@@ -100,5 +105,4 @@ class Codegen:
         run after this compile; those already run are done."""
         if not self._in_tick or self.compiled or not self.wanted(self.mode, rows):
             return
-        self._saved = {key: self.spark.conf.get(key, None) for key in COMPILED}
-        self._set(COMPILED)
+        self._saved = self._compile()
