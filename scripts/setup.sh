@@ -110,7 +110,7 @@ import importlib.util, os, pyspark
 spec = importlib.util.spec_from_file_location("_sd_session", "sparkdedalus/spark/session.py")
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
-conf = mod.delta_jar_conf()
+conf = mod.delta_package_conf()
 print(conf["spark.jars.packages"], conf["spark.jars.ivySettings"], os.path.dirname(pyspark.__file__))
 EOF
 ) || die "could not compute the Delta Maven coordinates"

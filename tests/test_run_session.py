@@ -76,7 +76,20 @@ def test_conf_and_ui_reach_the_session_the_run_creates(sessions, monkeypatch, ca
     assert "Spark UI: http://127.0.0.1:4041\n" in capsys.readouterr().err
 
     cli.main(["run", BROADCAST, "--ticks", "2", "--quiet", "--remote", "sc://h:15002", "--conf", "k=v"])
-    assert sessions[-1] == ("remote", ("sc://h:15002",), {"extra_conf": {"k": "v"}})
+    assert sessions[-1] == ("remote", ("sc://h:15002",), {"extra_conf": {"k": "v"}, "delta": False})
+
+
+def test_delta_only_in_the_sessions_of_runs_that_need_it(sessions, monkeypatch, tmp_path):
+    """A run starts Delta Lake with a store or a Delta `.input`, and not otherwise."""
+    failing_engine(monkeypatch, RuntimeError("stop here"))
+    table = tmp_path / "edges"
+    table.mkdir()  # a directory is a Delta table
+    program = tmp_path / "p.ded"
+    program.write_text('.decl edge(a: string, b: string)\n.input edge from "edges"\np(X) :- edge(X, _);\n')
+    cli.main(["run", BROADCAST, "--ticks", "2", "--quiet"])
+    cli.main(["run", BROADCAST, "--ticks", "2", "--quiet", "--store", str(tmp_path / "run")])
+    cli.main(["run", str(program), "--ticks", "2", "--quiet"])
+    assert [kwargs["delta"] for _, _, kwargs in sessions] == [False, True, True]
 
 
 @pytest.mark.parametrize("argv, message", [

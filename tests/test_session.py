@@ -114,3 +114,32 @@ def test_remote_session_has_delta(tmp_path):
         capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0 and "CONNECT-OK" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_resolved_jars_are_used_while_every_file_is_there(tmp_path, monkeypatch):
+    """A recorded jar list puts the jars on the classpath directly; one file gone, and
+    the session resolves them with Ivy again (the check says no)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert session_mod.resolved_delta_jars() is None
+    assert "spark.jars.packages" in session_mod.delta_jar_conf()
+    jars = [tmp_path / "delta-spark.jar", tmp_path / "delta-storage.jar"]
+    for jar in jars:
+        jar.write_bytes(b"")
+    listed = session_mod.resolved_jars_file()
+    listed.parent.mkdir(parents=True)
+    listed.write_text("".join(f"{jar.as_uri()}\n" for jar in jars))
+    assert session_mod.delta_jar_conf() == {"spark.jars": ",".join(jar.as_uri() for jar in jars)}
+    jars[1].unlink()
+    assert session_mod.resolved_delta_jars() is None
+    assert session_mod.delta_jar_conf() == session_mod.delta_package_conf()
+
+
+@pytest.mark.spark
+def test_a_session_records_the_jars_ivy_resolved(spark, tmp_path, monkeypatch):
+    """The shared test session's `spark.jars` (resolved by Ivy, or read from a list) is
+    recorded: the Delta jar among files that exist."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    session_mod.record_resolved_jars(spark)
+    jars = session_mod.resolved_delta_jars()
+    artifact = delta_maven_coordinates().split(":")[1]
+    assert jars and any(artifact in jar for jar in jars)

@@ -22,18 +22,35 @@ from sparkdedalus.shell.run import collected, gc_stats, write_stats
 
 
 def spark_session(args):
-    """The session of --master or --remote, with the --conf settings (and the UI with --ui)."""
+    """The session of --master or --remote, with the --conf settings (and the UI with --ui);
+    with Delta Lake's jars and extension only when `args.delta` says the run needs them
+    (a store, or a Delta `.input`: `needs_delta`). Delta costs a session about two seconds
+    of start-up."""
     from sparkdedalus.spark.session import local_session, remote_session
     conf = {**({"spark.ui.enabled": "true"} if args.ui else {}), **args.conf_settings}
+    delta = getattr(args, "delta", False)
     with _jvm_stdout(verbose=args.verbose):
         if args.remote:
-            return remote_session(args.remote, extra_conf=conf)
-        spark = local_session(master=args.master, extra_conf=conf)
+            return remote_session(args.remote, extra_conf=conf, delta=delta)
+        spark = local_session(master=args.master, extra_conf=conf, delta=delta)
     if args.verbose:
         spark.sparkContext.setLogLevel("INFO")
     if args.ui:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off (spark.ui.enabled is false)'}", file=sys.stderr)
     return spark
+
+
+def needs_delta(program, store: str | None, inputs_dir: str | None) -> bool:
+    """Whether a run needs Delta Lake in its session: it commits to a store, or
+    reads a Delta table with `.input` (without Delta in the session such an input
+    is read with delta-rs on the driver instead).
+
+    >>> from sparkdedalus import Program
+    >>> needs_delta(Program.parse('p(1);'), None, None), needs_delta(Program.parse('p(1);'), "runs/x", None)
+    (False, True)
+    """
+    from sparkdedalus.inputs import locate
+    return bool(store) or any(locate(decl, inputs_dir)[1] == "delta" for decl in program.inputs)
 
 
 JVM_LOG = os.path.join(tempfile.gettempdir(), "sparkdedalus-jvm.log")
@@ -96,6 +113,7 @@ def run_spark(program, args, new_session=None) -> int:
     started = time.perf_counter()
     if args.store:
         check_store(args.store, args.resume)
+    args.delta = needs_delta(program, args.store, args.inputs)
     spark = (new_session or spark_session)(args)
     memory = _driver_memory(spark)
     try:

@@ -107,13 +107,13 @@ class Run:
         if self.store is not None and wanted not in self._state.packs:
             return {n: {tuple(r) for r in self.store.relation(n, wanted).collect()} for n in names}
         t, pack = self._pack(tick)
-        slots = self._loop.layout.slot
+        layout = self._loop.layout
         rows = pack.where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
-            .select("__rel", *[slots[n] for n in names]).collect()
+            .select("__rel", *layout.value_columns).collect()
         out = {n: set() for n in names}
         for row in rows:
             name = row["__rel"]
-            out[name].add(tuple(row[slots[name]]))
+            out[name].add(layout.row_of(name, row))
         return out
 
 

@@ -255,12 +255,16 @@ class Splitter:
         program = worlds.program
         self.layout = layout = Layout(program.relations)
         self.dependent = [n for n in program.relations if n in worlds.dependent or n == WORLD_CRASH]
-        #: a pack row's class: the world field of its relation's row (NULL: shared by all classes)
-        self.world = F.coalesce(*[F.col(layout.slot[n]).getField("c1") for n in self.dependent])
+        #: a pack row's class: the world argument of its relation's row (NULL: shared by all classes)
+        self.world = _by_relation({n: layout.column(n, 1) for n in self.dependent}, "bigint")
         messages = sorted({r.head.name for r in program.rules if r.delivery == "async"})
         #: a message's destination, as the failure model names nodes
-        self.dst = F.coalesce(*[F.expr(spark_string_sql(f"{layout.slot[n]}.c0", program.relations[n].types[0]))
-                                for n in messages]) if messages else F.lit(None).cast("string")
+        self.dst = _by_relation({n: spark_string_sql(layout.column(n, 0), program.relations[n].types[0])
+                                 for n in messages}, "string")
+        #: the pack columns holding a world argument, and the relations whose it is
+        self.world_columns: dict = {}
+        for n in self.dependent:
+            self.world_columns.setdefault(layout.column(n, 1), []).append(n)
 
     def sent(self, pack: DataFrame, tick: int) -> DataFrame:
         """The distinct (world, src, dst) of the messages sent at `tick`."""
@@ -288,12 +292,18 @@ class Splitter:
         children = F.broadcast(children.select("parent", "world", "signature"))
         copied = data.where(self.world.isNotNull()).join(children, self.world == F.col("parent"))
         lost = self._sent_at(tick) & F.array_contains("signature", F.concat_ws(SEPARATOR, SOURCE_COLUMN, self.dst))
-        slots = self.layout.slot
         copied = copied.where(~lost).select(
             "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN,
-            *[F.col(slots[n]).withField("c1", F.col("world")).alias(slots[n]) if n in self.dependent
-              else F.col(slots[n]) for n in self.layout.names])
+            *[F.when(F.col("__rel").isin(*self.world_columns[c]), F.col("world")).otherwise(F.col(c)).alias(c)
+              if c in self.world_columns else F.col(c) for c in self.layout.value_columns])
         return _materialised(shared.unionAll(copied))[0]
+
+
+def _by_relation(sql: dict, typ: str) -> Column:
+    """A pack row's value of SQL `sql[relation]` for the relations given, NULL
+    for the others."""
+    cases = " ".join(f"WHEN '{n}' THEN {text}" for n, text in sql.items())
+    return F.expr(f"CASE __rel {cases} END" if cases else f"CAST(NULL AS {typ})")
 
 
 def _materialised(frame: DataFrame) -> tuple[DataFrame, int]:

@@ -1,15 +1,27 @@
 """Many relations in one DataFrame, so that one Spark job materialises them all.
 
 A pack has bookkeeping columns (`__rel`, `__kind`, `__sent`, `__arrival`,
-`__src`) and one struct column per relation (`r0`, `r1`, ...) holding the row
-(fields c0..cn-1); the other relations' struct columns are NULL. Kinds:
-`S` a fact of the tick's final state, `N` a fact derived by @next for the next
-tick, `M` a message (sent at `__sent` by `__src`, arriving at `__arrival`, or
-lost when `__arrival` is NULL), `G` a fact of the final state that garbage
-collection does not carry to the next tick (one of the `S` rows). With a
-partitioner (spark/partitioner.py) a pack also has the partition column `__p`,
-each row in its relation's bucket (a replicated relation's row in its
+`__src`) and a few typed value columns that every relation's rows share: as
+many `bigint` columns (`l0`, `l1`, ...) as the relation with the most bigint
+arguments has, and so on for `double` (`d0`, ...), `string` (`s0`, ...) and
+`boolean` (`b0`, ...). A relation's i-th argument of type T is its k-th of
+that type and lives in column `T{k}` (`Layout.column`); the value columns a
+relation does not use are NULL. The pack is as narrow as the program's widest
+relation, whatever the number of relations, so that reading one relation
+touches no other relation's columns and a plan over the pack stays small.
+
+Kinds: `S` a fact of the tick's final state, `N` a fact derived by @next for
+the next tick, `M` a message (sent at `__sent` by `__src`, arriving at
+`__arrival`, or lost when `__arrival` is NULL), `G` a fact of the final state
+that garbage collection does not carry to the next tick (one of the `S` rows).
+With a partitioner (spark/partitioner.py) a pack also has the partition column
+`__p`, each row in its relation's bucket (a replicated relation's row in its
 location's bucket: one copy).
+
+>>> from sparkdedalus import Program
+>>> layout = Layout(Program.parse('.decl r(a: string, n: int, b: string)').relations)
+>>> [layout.column("r", i) for i in range(3)], layout.value_columns
+(['s0', 'l0', 's1'], ['l0', 's0', 's1'])
 """
 
 from __future__ import annotations
@@ -17,60 +29,79 @@ from __future__ import annotations
 from functools import reduce
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
 from sparkdedalus.spark.columns import MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE, relation_columns
 from sparkdedalus.spark.expressions import SPARK_TYPES
 
+#: the value columns' prefix per Spark type, in the pack's column order
+_PREFIXES = {"bigint": "l", "double": "d", "string": "s", "boolean": "b"}
+_TYPES = {"bigint": LongType(), "double": DoubleType(), "string": StringType(), "boolean": BooleanType()}
+#: the bookkeeping columns every pack row has, before the partition and value columns
+BOOKKEEPING = ("__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN)
+
 
 class Layout:
-    """Where each relation lives in a pack, and its row schema."""
+    """Where each relation's arguments live in a pack, and its row schema."""
 
     def __init__(self, relations: dict, partitioner=None):
         self.partitioner = partitioner
         #: the partition column, when there is one
         self.bucket = [PARTITION_COLUMN] if partitioner is not None else []
         self.names = list(relations)
-        self.slot = {name: f"r{i}" for i, name in enumerate(self.names)}
-        self.schemas = {name: StructType([StructField(c, _spark_type(t), False)
+        self.schemas = {name: StructType([StructField(c, _TYPES[SPARK_TYPES[t]], False)
                                           for c, t in zip(relation_columns(rel.arity), rel.types)])
                         for name, rel in relations.items()}
+        widths: dict = {}  # Spark type -> the most arguments of that type a relation has
+        self.columns: dict = {}  # relation -> the value column of each argument
+        for name, rel in relations.items():
+            seen: dict = {}
+            placed = []
+            for t in rel.types:
+                spark_type = SPARK_TYPES[t]
+                placed.append(f"{_PREFIXES[spark_type]}{seen.get(spark_type, 0)}")
+                seen[spark_type] = seen.get(spark_type, 0) + 1
+            self.columns[name] = placed
+            for spark_type, n in seen.items():
+                widths[spark_type] = max(widths.get(spark_type, 0), n)
+        #: the value columns, and their Spark SQL types
+        self.value_types = {f"{p}{k}": t for t, p in _PREFIXES.items() for k in range(widths.get(t, 0))}
+        self.value_columns = list(self.value_types)
         self.pack_schema = StructType(
             [StructField("__rel", StringType()), StructField("__kind", StringType()),
              StructField("__sent", LongType()), StructField("__arrival", LongType()),
              StructField(SOURCE_COLUMN, StringType())]
             + [StructField(c, IntegerType()) for c in self.bucket]
-            + [StructField(self.slot[n], self.schemas[n]) for n in self.names])
+            + [StructField(c, _TYPES[t]) for c, t in self.value_types.items()])
+
+    def column(self, name: str, position: int) -> str:
+        """The pack column holding argument `position` of relation `name`."""
+        return self.columns[name][position]
 
     def part(self, name: str, kind: str, frame: DataFrame, sent=None, arrival=None, source=None) -> DataFrame:
         """A relation's frame (c0..) as pack rows of the given kind, with the
-        full pack schema (other relations' slots NULL). `sent`, `arrival`,
+        full pack schema (unused value columns NULL). `sent`, `arrival`,
         `source` are SQL expressions over the frame's columns. The row is built
-        as one struct expression and expanded: two py4j calls whatever the
-        number of relations (a list of expressions costs one per element).
-        A frame without the partition column gets its facts' buckets."""
+        as one struct expression and expanded: two py4j calls (a list of
+        expressions costs one per element). A frame without the partition
+        column gets its facts' buckets."""
         if self.bucket and PARTITION_COLUMN not in frame.columns:
             frame = self.partitioner.place(name, frame)
-        slot = self.slot[name]
-        fields = self.schemas[name].fieldNames()
+        mine = dict(zip(self.columns[name], self.schemas[name].fieldNames()))
         exprs = [f"'{name}' AS __rel", f"'{kind}' AS __kind",
                  f"CAST({sent or 'NULL'} AS BIGINT) AS __sent",
                  f"CAST({arrival or 'NULL'} AS BIGINT) AS __arrival",
                  f"CAST({source or 'NULL'} AS STRING) AS {SOURCE_COLUMN}", *self.bucket]
-        for other in self.names:
-            if other == name:
-                exprs.append(f"struct({', '.join(f'`{c}`' for c in fields)}) AS {slot}")
-            else:
-                exprs.append(f"CAST(NULL AS {self.schemas[other].simpleString()}) AS {self.slot[other]}")
-        return frame.selectExpr(f"struct({', '.join(exprs)}) AS __row").select("__row.*")
+        exprs += [f"`{mine[c]}` AS {c}" if c in mine else f"CAST(NULL AS {t}) AS {c}"
+                  for c, t in self.value_types.items()]
+        return _expanded(frame, exprs)
 
     def relabel(self, pack: DataFrame, condition: str, kind: str = STATE) -> DataFrame:
         """The rows of `pack` meeting the SQL `condition`, as rows of `kind`
         with no message bookkeeping."""
-        columns = [f"'{kind}' AS __kind", "CAST(NULL AS BIGINT) AS __sent", "CAST(NULL AS BIGINT) AS __arrival",
-                   f"CAST(NULL AS STRING) AS {SOURCE_COLUMN}"]
-        return pack.where(condition).selectExpr("__rel", *columns, *self.bucket, *[self.slot[n] for n in self.names])
+        columns = ["__rel", f"'{kind}' AS __kind", "CAST(NULL AS BIGINT) AS __sent",
+                   "CAST(NULL AS BIGINT) AS __arrival", f"CAST(NULL AS STRING) AS {SOURCE_COLUMN}"]
+        return _expanded(pack.where(condition), columns + self.bucket + self.value_columns)
 
     def union(self, parts: list[DataFrame]) -> DataFrame:
         return reduce(DataFrame.unionAll, parts)
@@ -93,7 +124,7 @@ class Layout:
 
     def _bucket_sql(self, names) -> str:
         """SQL: the bucket of a pack row of one of `names` (NULL for the others)."""
-        cases = " ".join(f"WHEN '{n}' THEN {self.partitioner.bucket_sql(n, f'{self.slot[n]}.')}" for n in names)
+        cases = " ".join(f"WHEN '{n}' THEN {self.partitioner.bucket_sql(n, self.columns[n])}" for n in names)
         return f"CASE __rel {cases} END" if cases else "NULL"
 
     def _home_copy(self) -> str:
@@ -110,13 +141,22 @@ class Layout:
 
     def extract(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:
         """The rows of one relation and kind, as columns c0..cn-1."""
-        return pack.where(f"__rel = '{name}' AND __kind = '{kind}'").select(f"{self.slot[name]}.*")
+        return self._rows(pack, name, kind, [])
 
     def read(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:
         """`extract`, with the partition column when there is one (the loop's frames)."""
-        return pack.where(f"__rel = '{name}' AND __kind = '{kind}'").select(f"{self.slot[name]}.*", *self.bucket)
+        return self._rows(pack, name, kind, self.bucket)
+
+    def _rows(self, pack: DataFrame, name: str, kind: str, extra: list) -> DataFrame:
+        values = [f"{c} AS {f}" for c, f in zip(self.columns[name], self.schemas[name].fieldNames())]
+        return _expanded(pack.where(f"__rel = '{name}' AND __kind = '{kind}'"), values + extra)
+
+    def row_of(self, name: str, row) -> tuple:
+        """A collected pack row's values of relation `name`, as a tuple."""
+        return tuple(row[c] for c in self.columns[name])
 
 
-def _spark_type(dialect_type: str):
-    return {"bigint": LongType(), "double": DoubleType(), "string": StringType(),
-            "boolean": BooleanType()}[SPARK_TYPES[dialect_type]]
+def _expanded(frame: DataFrame, exprs: list[str]) -> DataFrame:
+    """`frame.selectExpr(*exprs)` in two py4j calls whatever the number of
+    expressions: one struct, expanded."""
+    return frame.selectExpr(f"struct({', '.join(exprs)}) AS __row").select("__row.*")

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame
 from sparkdedalus.analysis.partitioning import distribution_policy, static_relations
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.program import Program
-from sparkdedalus.spark.columns import PARTITION_COLUMN
+from sparkdedalus.spark.columns import PARTITION_COLUMN, relation_columns
 from sparkdedalus.spark.expressions import SPARK_TYPES
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
@@ -90,14 +90,15 @@ class Partitioner:
         self.keys = {r: k.pop() for r, k in keys.items()
                      if len(k) == 1 and all(FUNCTIONS[f].inputs == 1 for f in next(iter(k))[1])}
 
-    def bucket_sql(self, name: str, prefix: str = "") -> str:
+    def bucket_sql(self, name: str, columns: list[str] | None = None) -> str:
         """SQL of the bucket of a fact of `name` (not replicated) from its
-        columns `{prefix}c0`, `{prefix}c1`, ..."""
+        columns (`c0`, `c1`, ... unless `columns` names them)."""
         relation = self.program.relations[name]
-        parts = [f"{prefix}`c0`"]
+        columns = columns or relation_columns(relation.arity)
+        parts = [f"`{columns[0]}`"]
         if name in self.keys:
             column, via = self.keys[name]
-            sql, typ = f"{prefix}`c{column}`", relation.types[column]
+            sql, typ = f"`{columns[column]}`", relation.types[column]
             for f in via:
                 function = FUNCTIONS[f]
                 sql = function.spark((sql, typ))[0]

@@ -116,6 +116,28 @@ class TickStats:
     compiled: bool = False  # ran compiled code, from its start or from a large materialisation on (spark/codegen.py)
 
 
+class Frames(dict):
+    """A tick's frame of each relation ({relation: frame}), each built when
+    first read (`make(relation)`): a tick reads few of a program's relations.
+
+    >>> frames = Frames(str.upper)
+    >>> frames["a"], sorted(frames), sorted(frames.updated({"b": "x"}).items())
+    ('A', ['a'], [('a', 'A'), ('b', 'x')])
+    """
+
+    def __init__(self, make, frames: dict | None = None):
+        super().__init__(frames or {})
+        self.make = make
+
+    def __missing__(self, name: str):
+        self[name] = frame = self.make(name)
+        return frame
+
+    def updated(self, frames: dict) -> "Frames":
+        """A copy with `frames` in it, building the others like this one."""
+        return Frames(self.make, {**self, **frames})
+
+
 @dataclass
 class LoopState:
     """What the loop keeps between ticks."""
@@ -386,12 +408,12 @@ class TickLoop:
             if names:
                 sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
             sources += [self.layout.part(n, STATE, self._surviving(previous, n)) for n in sorted(self.collected)]
-        start = self._union(sources) if sources else None
+        start = self._union(sources).localCheckpoint(eager=False) if sources else None
         self._tick_partitions = self.partitions
         if previous is not None and self.partitioner is not None and self._pack_partitions != self.partitions:
             start = self._spread(start)  # the previous pack is not in this tick's partitions
-        current = {name: self.layout.read(start, name) if start is not None and name in self.may_start
-                   else self._empty(name, bucket=True) for name in self.program.relations}
+        current = Frames(lambda name: self.layout.read(start, name) if start is not None and name in self.may_start
+                         else self._empty(name, bucket=True))
         news = None
         if previous is not None:
             new_pack = self._union(arriving)
@@ -444,7 +466,7 @@ class TickLoop:
         components: dict = {}
         for rule in rules:  # in dependency order (_rule_order)
             components.setdefault(self.component[rule.head.name], []).append(rule)
-        current = dict(current)
+        current = current.updated({})
         found, iterations, arrow_only = {}, 0, True
         for group in components.values():
             group_names = sorted({r.head.name for r in group})
@@ -481,7 +503,7 @@ class TickLoop:
         accumulated = {n: [current[n], deltas[n]] for n in names}
         iterations = 1
         while count:
-            full = {**current, **{n: self._union(accumulated[n]) for n in names}}
+            full = current.updated({n: self._union(accumulated[n]) for n in names})
             new: dict = {n: [] for n in names}
             for rule in rules:
                 plan = self.plans[rule.index]

@@ -10,7 +10,8 @@ Usage::
 Settings come from ``conf/`` at the repository root (spark-defaults.conf, log4j2.properties,
 ivysettings.xml), or from built-in copies when that directory is absent (e.g. wheel installs).
 The Delta jars are resolved by Spark's Ivy from the local Maven repository only (~/.m2, filled by
-``scripts/setup.sh``), so no network is needed at run time.
+``scripts/setup.sh``), so no network is needed at run time; the jar files it resolved are listed
+in a cache file, and later sessions put them on the classpath directly (`delta_jar_conf`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "default_driver_memory",
     "delta_maven_coordinates",
     "delta_jar_conf",
+    "delta_package_conf",
     "local_session",
     "remote_session",
     "session_has_delta",
@@ -173,12 +175,61 @@ def delta_maven_coordinates() -> str:
     return f"io.delta:{artifact}:{delta_version}"
 
 
-def delta_jar_conf() -> dict[str, str]:
-    """Spark settings that put the Delta jars on the classpath, resolved offline from ~/.m2."""
+def delta_package_conf() -> dict[str, str]:
+    """Spark settings that have Spark's Ivy resolve the Delta jars offline from ~/.m2."""
     return {
         "spark.jars.packages": delta_maven_coordinates(),
         "spark.jars.ivySettings": str(_conf_file("ivysettings.xml", _BUILTIN_IVYSETTINGS)),
     }
+
+
+def resolved_jars_file() -> Path:
+    """Where the jar files Spark resolved for `delta_maven_coordinates()` are
+    listed ($XDG_CACHE_HOME or ~/.cache, then sparkdedalus/)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sparkdedalus"
+    return cache / f"jars-{delta_maven_coordinates().replace(':', '_')}.txt"
+
+
+def resolved_delta_jars() -> list[str] | None:
+    """The jar files (file: URIs) an earlier session resolved for the Delta
+    coordinates (`record_resolved_jars`), or None when none were recorded or
+    one of them is gone."""
+    try:
+        jars = resolved_jars_file().read_text().split()
+    except OSError:
+        return None
+    if not jars or not all(Path(uri.removeprefix("file://")).is_file() for uri in jars):
+        return None
+    return jars
+
+
+def record_resolved_jars(spark: SparkSession) -> None:
+    """List the jar files Spark's Ivy resolved for a session started with
+    `delta_package_conf()` (`spark.jars`), so that later sessions put them on
+    the classpath directly (`delta_jar_conf`): no Ivy resolution, no copies of
+    the jars among the session's files. Nothing is recorded when the list
+    does not hold the Delta jar, and a failure to write is ignored."""
+    jars = spark.sparkContext.getConf().get("spark.jars", "").split(",")
+    artifact = delta_maven_coordinates().split(":")[1]
+    if not any(artifact in jar for jar in jars) or not all(jar.startswith("file:") for jar in jars):
+        return
+    path = resolved_jars_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text("\n".join(jars) + "\n")
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def delta_jar_conf() -> dict[str, str]:
+    """Spark settings that put the Delta jars on the classpath: the jar files
+    an earlier session resolved (`resolved_delta_jars`) as `spark.jars`, else
+    `delta_package_conf()` (Ivy, offline from ~/.m2: about a second more, and
+    the jars copied among the session's files)."""
+    jars = resolved_delta_jars()
+    return {"spark.jars": ",".join(jars)} if jars else delta_package_conf()
 
 
 #: the driver's share of the machine's memory in the sessions local_session() creates
@@ -275,7 +326,10 @@ def local_session(
     builder = SparkSession.builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    if "spark.jars.packages" in conf:
+        record_resolved_jars(spark)
+    return spark
 
 
 def remote_session(

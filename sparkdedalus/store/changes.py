@@ -62,8 +62,7 @@ def relation_changes(diff: DataFrame, name: str, layout: Layout, columns, after:
     see `tick_diff`) of ticks after `after`, as rows of its table, in one
     partition sorted by location (one data file per commit, row groups
     clustered by location)."""
-    slot = layout.slot[name]
-    values = [F.col(f"{slot}.{f.name}").alias(c) for c, f in zip(columns, layout.schemas[name].fields)]
+    values = [F.col(layout.column(name, i)).alias(c) for i, c in enumerate(columns)]
     wanted = (F.col("__rel") == name) & (F.col(_TICK) > after) if after else F.col("__rel") == name
     rows = diff.where(wanted).select(
         *values, F.col(_TICK).alias(TICK), F.col("__kind").alias(KIND),
