@@ -127,7 +127,7 @@ def git_state() -> str:
 def start_session(extra_conf: dict):
     """A classic local session; the JVM's stdout goes to our stderr, never to stdout."""
     from sparkdedalus.shell.run_spark import _jvm_stdout
-    from sparkdedalus.spark.session import local_session
+    from sparkdedalus.plumbing.session import local_session
 
     with _jvm_stdout(verbose=True):  # verbose: JVM stdout -> stderr (not to a log file)
         return local_session(delta=False, extra_conf=extra_conf)

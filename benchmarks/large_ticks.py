@@ -56,7 +56,7 @@ def run_child(master: str, name: str, size: int, stages: bool = False) -> dict:
     from sparkdedalus import Program
     from sparkdedalus.shell.run_spark import _jvm_stdout
     from sparkdedalus.spark.engine import Engine
-    from sparkdedalus.spark.session import local_session
+    from sparkdedalus.plumbing.session import local_session
 
     with _jvm_stdout(verbose=True):
         spark = local_session(master=master, delta=False)

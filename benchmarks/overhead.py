@@ -140,7 +140,7 @@ def main() -> int:
     root = tempfile.mkdtemp(prefix="overhead-bench-")
     bench.load("start")
     from sparkdedalus.shell.run_spark import _jvm_stdout
-    from sparkdedalus.spark.session import local_session
+    from sparkdedalus.plumbing.session import local_session
     try:
         with _jvm_stdout(verbose=True):  # the JVM's output to stderr, never to stdout; Delta Lake for the store
             spark = local_session(extra_conf={"spark.ui.retainedJobs": "100000",

@@ -180,7 +180,7 @@ def main() -> int:
     if args.quick:
         args.ticks, args.storage_ticks = 5, 20
     from sparkdedalus.shell.run_spark import _jvm_stdout
-    from sparkdedalus.spark.session import local_session
+    from sparkdedalus.plumbing.session import local_session
     root = tempfile.mkdtemp(prefix="store-bench-")
     load("start")
     try:

@@ -103,11 +103,11 @@ if ! command -v mvn >/dev/null 2>&1; then
 fi
 
 # --- 4. Delta Lake jars in ~/.m2 + offline resolution check ------------------------------------
-# Coordinates and Spark settings come from sparkdedalus/spark/session.py (loaded by path so a
+# Coordinates and Spark settings come from sparkdedalus/plumbing/session.py (loaded by path so a
 # broken package __init__ does not matter here), same rule as delta.pip_utils.
 read -r DELTA_COORDS IVY_SETTINGS SPARK_HOME_DIR < <("$PY" - <<'EOF'
 import importlib.util, os, pyspark
-spec = importlib.util.spec_from_file_location("_sd_session", "sparkdedalus/spark/session.py")
+spec = importlib.util.spec_from_file_location("_sd_session", "sparkdedalus/plumbing/session.py")
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 conf = mod.delta_package_conf()

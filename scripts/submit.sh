@@ -8,7 +8,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster-env.sh"
 
 read -r PACKAGES IVY_SETTINGS < <("$PY" -c '
-from sparkdedalus.spark.session import delta_package_conf
+from sparkdedalus.plumbing.session import delta_package_conf
 conf = delta_package_conf()
 print(conf["spark.jars.packages"], conf["spark.jars.ivySettings"])')
 # Ivy prints ":: loading settings :: file = ..." on standard output, where a job prints its facts.

@@ -15,7 +15,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from engine_helpers import EXAMPLES, differences, example_ticks  # noqa: E402
 from sparkdedalus import Program  # noqa: E402
 from sparkdedalus.network import Network  # noqa: E402
-from sparkdedalus.spark.session import local_session  # noqa: E402
+from sparkdedalus.plumbing.session import local_session  # noqa: E402
 
 
 #: not an example: tests/test_engine_large_inputs.py's program with many facts

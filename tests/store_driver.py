@@ -25,7 +25,7 @@ def main() -> int:
     from sparkdedalus import Program
     from sparkdedalus.network import Network
     from sparkdedalus.spark.engine import Engine
-    from sparkdedalus.spark.session import local_session
+    from sparkdedalus.plumbing.session import local_session
     from sparkdedalus.store.store import Store
 
     opened, committed = Store.open.__func__, Store.commit

@@ -12,7 +12,7 @@ import pytest
 from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.shell import cli
 from sparkdedalus.shell import faults as command
-from sparkdedalus.spark.progress import TickProgress
+from sparkdedalus.shell.progress import TickProgress
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "faults")
 ABC = ("a", "b", "c")

@@ -14,7 +14,7 @@ import pytest
 from sparkdedalus import Program
 from sparkdedalus.spark.engine import Engine
 from sparkdedalus.spark.fixpoint import LOOP, SETTING
-from sparkdedalus.spark.jobnames import JobNames
+from sparkdedalus.plumbing.jobnames import JobNames
 from store_helpers import EXAMPLES
 
 pytestmark = pytest.mark.spark

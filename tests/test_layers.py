@@ -1,16 +1,18 @@
 """The layers point down: syntax -> checks/program -> analysis -> rewrite ->
-reference | engine (spark/ and store/) -> diagram -> shell. The engine's two
-packages are one layer: `Engine.run(store=...)` commits every tick to the
-store, and the store rebuilds the engine's packs. Every import of the project's
-own modules, at module level or inside a function, goes to the same layer or a
-lower one; the Spark engine and the store never import the reference evaluator
-(their oracle), nor the reference the engine; and every package imports cleanly
-on its own, in a fresh interpreter."""
+reference | (pack format and Spark plumbing -> store -> Spark engine) -> diagram
+-> shell. The store commits and rebuilds the engine's packs through the pack
+format (pack/), below both; sessions and job names (plumbing/) are not the
+engine. Every import of the project's own modules, at module level or inside a
+function, goes to the same layer or a lower one; the Spark side never imports
+the reference evaluator (its oracle), nor the reference the Spark side; the
+Spark engine's modules import one another without a cycle; and every package
+imports cleanly on its own, in a fresh interpreter."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
+from collections import namedtuple
 import sys
 from pathlib import Path
 
@@ -26,14 +28,17 @@ LAYERS = [
     ("sparkdedalus.inputs", 1),
     ("sparkdedalus.analysis", 2),
     ("sparkdedalus.rewrite", 3), ("sparkdedalus.faults", 3),
-    ("sparkdedalus.reference", 4), ("sparkdedalus.spark", 4), ("sparkdedalus.store", 4),
-    ("sparkdedalus.diagram", 5),
-    ("sparkdedalus.shell", 6), ("sparkdedalus.testing", 6), ("sparkdedalus", 6),
+    ("sparkdedalus.reference", 4), ("sparkdedalus.pack", 4), ("sparkdedalus.plumbing", 4),
+    ("sparkdedalus.store", 5), ("sparkdedalus.spark", 6),
+    ("sparkdedalus.diagram", 7),
+    ("sparkdedalus.shell", 8), ("sparkdedalus.testing", 8), ("sparkdedalus", 8),
 ]
+#: the Spark side of the layers, which never meets the reference evaluator
+SPARK_SIDE = ("sparkdedalus.pack", "sparkdedalus.plumbing", "sparkdedalus.store", "sparkdedalus.spark")
 #: pairs (importer prefix, imported prefix) that are never allowed, whatever the layers
-FORBIDDEN = [("sparkdedalus.spark", "sparkdedalus.reference"), ("sparkdedalus.store", "sparkdedalus.reference"),
-             ("sparkdedalus.diagram", "sparkdedalus.reference"), ("sparkdedalus.reference", "sparkdedalus.spark"),
-             ("sparkdedalus.reference", "sparkdedalus.store")]
+FORBIDDEN = [(side, "sparkdedalus.reference") for side in SPARK_SIDE] \
+    + [("sparkdedalus.reference", side) for side in SPARK_SIDE] \
+    + [("sparkdedalus.diagram", "sparkdedalus.reference")]
 
 
 def _matches(module: str, prefix: str) -> bool:
@@ -101,8 +106,45 @@ def test_the_checker_catches_an_upward_import(tmp_path):
     assert layer_of(imported) > layer_of("sparkdedalus.spark.engine")
 
 
+def import_cycles(graph: dict) -> list[list[str]]:
+    """The cycles of an import graph ({module: imported modules}): its strongly
+    connected components of more than one module, or a module importing itself.
+
+    >>> import_cycles({"a": {"b"}, "b": {"a", "c"}, "c": set()})
+    [['a', 'b']]
+    """
+    from sparkdedalus.checks.dependencies import strongly_connected
+    Edge = namedtuple("Edge", "source target")
+    edges = [Edge(m, i) for m, imported in graph.items() for i in imported if i in graph]
+    return sorted(sorted(c) for c in strongly_connected(list(graph), edges)
+                  if len(c) > 1 or c[0] in graph[c[0]])
+
+
+def import_graph(prefix: str) -> dict:
+    """{module: the modules under `prefix` it imports}, for the modules under `prefix`."""
+    modules = dict(module_files())
+    names = {m for m in modules if _matches(m, prefix)}
+
+    def owner(imported: str) -> str | None:  # `from pkg.mod import name` imports pkg.mod
+        while imported and imported not in names:
+            imported = imported.rpartition(".")[0]
+        return imported or None
+    return {m: {o for i, _ in project_imports(m, modules[m]) if (o := owner(i)) and o != m} for m in names}
+
+
+def test_the_spark_engine_has_no_import_cycle():
+    assert import_cycles(import_graph("sparkdedalus.spark")) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    """It can say no: two modules importing each other, and one through a third."""
+    assert import_cycles({"a": {"b"}, "b": {"a"}, "c": {"c"}}) == [["a", "b"], ["c"]]
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+
+
 PACKAGES = ["udfs", "sparkdedalus.syntax", "sparkdedalus.checks", "sparkdedalus.program", "sparkdedalus.network",
-            "sparkdedalus.inputs", "sparkdedalus.analysis", "sparkdedalus.reference", "sparkdedalus.spark",
+            "sparkdedalus.inputs", "sparkdedalus.analysis", "sparkdedalus.reference", "sparkdedalus.pack",
+            "sparkdedalus.plumbing", "sparkdedalus.spark",
             "sparkdedalus.spark.engine", "sparkdedalus.store", "sparkdedalus.store.read", "sparkdedalus.store.store",
             "sparkdedalus.diagram", "sparkdedalus.shell.cli", "sparkdedalus.shell.jobs", "sparkdedalus.testing"]
 

@@ -1,11 +1,11 @@
-"""The narrow pack (spark/pack.py): relations of every type share a few typed
+"""The narrow pack (pack/layout.py): relations of every type share a few typed
 value columns, and each reads back exactly its own rows."""
 
 import pytest
 
 from sparkdedalus import Program
-from sparkdedalus.spark.columns import MESSAGE, STATE
-from sparkdedalus.spark.pack import Layout
+from sparkdedalus.pack.columns import MESSAGE, STATE
+from sparkdedalus.pack.layout import Layout
 
 DECLS = """
 .decl mixed(a: string, n: int, x: double, ok: bool, b: string)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sparkdedalus.spark.progress import TickProgress
+from sparkdedalus.shell.progress import TickProgress
 
 ROOT = Path(__file__).resolve().parents[1]
 

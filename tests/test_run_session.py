@@ -12,7 +12,7 @@ import pytest
 
 from frontend_helpers import EXAMPLES
 from sparkdedalus.shell import cli, jobs, run_spark
-from sparkdedalus.spark import session
+from sparkdedalus.plumbing import session
 from sparkdedalus.spark.engine import Engine
 
 BROADCAST = os.path.join(EXAMPLES, "broadcast.ded")

@@ -1,11 +1,11 @@
-"""Delta Lake through sparkdedalus.spark.session: Spark and delta-rs round trips, idempotent writes."""
+"""Delta Lake through sparkdedalus.plumbing.session: Spark and delta-rs round trips, idempotent writes."""
 
 import uuid
 
 import pytest
 
-from sparkdedalus.spark import session as session_mod
-from sparkdedalus.spark.session import delta_maven_coordinates, session_has_delta
+from sparkdedalus.plumbing import session as session_mod
+from sparkdedalus.plumbing.session import delta_maven_coordinates, session_has_delta
 
 
 def test_delta_coordinates_match_delta_pip_utils():
@@ -18,13 +18,23 @@ def test_delta_coordinates_match_delta_pip_utils():
     assert delta_maven_coordinates() == builder._options["spark.jars.packages"]
 
 
-def test_builtin_fallbacks_match_conf_dir():
-    """The copies used when conf/ is absent (wheel installs) agree with conf/."""
+def test_one_copy_of_the_configuration():
+    """The repository's conf/ is the package's sparkdedalus/conf (no second copy to
+    drift), and its Ivy settings never name the network."""
+    from pathlib import Path
     conf = session_mod.conf_dir()
-    assert conf is not None and conf.name == "conf"
-    assert session_mod.spark_defaults() == session_mod._BUILTIN_DEFAULTS
+    repo_conf = Path(__file__).resolve().parents[1] / "conf"
+    assert conf.name == "conf" and conf.parent.name == "sparkdedalus" and repo_conf.resolve() == conf.resolve()
+    assert session_mod.spark_defaults()["spark.sql.shuffle.partitions"] == "2"
     assert (conf / "ivysettings.xml").read_text().count("<filesystem") == 1
     assert "<ibiblio" not in (conf / "ivysettings.xml").read_text()  # never the network
+
+
+def test_a_conf_dir_in_the_environment_is_used_when_it_has_spark_defaults(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARKDEDALUS_CONF_DIR", str(tmp_path))
+    assert session_mod.conf_dir() != tmp_path  # no spark-defaults.conf there: the package's
+    (tmp_path / "spark-defaults.conf").write_text("spark.sql.shuffle.partitions 7\n")
+    assert session_mod.conf_dir() == tmp_path and session_mod.spark_defaults() == {"spark.sql.shuffle.partitions": "7"}
 
 
 @pytest.mark.spark
@@ -80,7 +90,7 @@ def test_idempotent_txn_version_write_is_skipped(spark, tmp_path):
 
 _CONNECT_SCRIPT = r"""
 import sys
-from sparkdedalus.spark.session import remote_session, session_has_delta
+from sparkdedalus.plumbing.session import remote_session, session_has_delta
 
 path = sys.argv[1]
 spark = remote_session()

@@ -10,7 +10,7 @@ import pytest
 
 from sparkdedalus import Program
 from sparkdedalus.network import Network
-from sparkdedalus.spark.pack import MESSAGE, NEXT, STATE, Layout
+from sparkdedalus.pack.layout import MESSAGE, NEXT, STATE, Layout
 from sparkdedalus.store import Store, StoreError, StoreLockedError, read
 
 pytestmark = pytest.mark.spark
@@ -187,7 +187,7 @@ def test_a_tick_half_written_is_invisible_and_redone(spark, tmp_path, layout, wr
 
 
 def test_fallback_says_so_once(spark, tmp_path, monkeypatch, capsys):
-    import sparkdedalus.spark.session as session
+    import sparkdedalus.plumbing.session as session
     import sparkdedalus.store.store as store_module
     monkeypatch.setattr(session, "session_has_delta", lambda spark: False)
     monkeypatch.setattr(store_module, "_noticed", False)

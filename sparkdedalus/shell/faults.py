@@ -129,7 +129,7 @@ def _check_program(program, nodes: tuple) -> None:
 
 def _reference(program, options: dict, total: int, quiet: bool):
     from sparkdedalus.reference.faults import faults
-    from sparkdedalus.spark.progress import TickProgress
+    from sparkdedalus.shell.progress import TickProgress
     with TickProgress(total, enabled=not quiet, unit="scenario") as bar:
         return faults(program, **options, progress=lambda done, found: bar.show(done, f"{found:,} counterexamples"))
 

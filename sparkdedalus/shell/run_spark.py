@@ -26,7 +26,7 @@ def spark_session(args):
     with Delta Lake's jars and extension only when `args.delta` says the run needs them
     (a store, or a Delta `.input`: `needs_delta`). Delta costs a session about two seconds
     of start-up."""
-    from sparkdedalus.spark.session import local_session, remote_session
+    from sparkdedalus.plumbing.session import local_session, remote_session
     conf = {**({"spark.ui.enabled": "true"} if args.ui else {}), **args.conf_settings}
     delta = getattr(args, "delta", False)
     with _jvm_stdout(verbose=args.verbose):
@@ -136,8 +136,8 @@ def _run_and_print(spark, program, args, started: float) -> int:
 def _run_counted(spark, program, args, started: float, jobs: _JobCounter) -> int:
     """Run, print the facts and write --stats, counting the run's jobs per tick."""
     from sparkdedalus.spark.engine import Engine
-    from sparkdedalus.spark.jobnames import JobNames
-    from sparkdedalus.spark.progress import TickProgress
+    from sparkdedalus.plumbing.jobnames import JobNames
+    from sparkdedalus.shell.progress import TickProgress
 
     per_tick_jobs: list = []
     last = [jobs.count() or 0]

@@ -24,8 +24,9 @@ from pyspark.sql import functions as F
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.program import Program, Rule
-from sparkdedalus.spark.columns import PARTITION_COLUMN, SOURCE_COLUMN, relation_columns
-from sparkdedalus.spark.expressions import SPARK_TYPES, expr_type, sql_comparison, sql_expr, sql_literal
+from sparkdedalus.pack.columns import PARTITION_COLUMN, SOURCE_COLUMN, relation_columns
+from sparkdedalus.pack.columns import SPARK_TYPES
+from sparkdedalus.spark.expressions import expr_type, sql_comparison, sql_expr, sql_literal
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS, spark_string_sql
 

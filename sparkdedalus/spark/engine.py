@@ -21,100 +21,23 @@
 
 The engine is given its SparkSession; it never creates, stops or reconfigures
 one. It uses no RDD or JVM handle, and `sparkContext` only to describe its jobs
-where the session has one (spark/jobnames.py), so Spark Connect works too.
+where the session has one (plumbing/jobnames.py), so Spark Connect works too.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 
 from sparkdedalus.analysis.gc import applied
 from sparkdedalus.errors import InputError
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
 from sparkdedalus.spark.inputs import read_inputs
-from sparkdedalus.spark.columns import MESSAGE, STATE
-from sparkdedalus.spark.jobnames import JobNames
+from sparkdedalus.plumbing.jobnames import JobNames
+from sparkdedalus.spark.run import Run, ticks_read_back
 from sparkdedalus.spark.runtime import LoopState, TickLoop
-from sparkdedalus.syntax.ast import TickTime
-
-
-class Run:
-    """The result of a run: every relation at every kept tick, or with a store
-    at every committed tick."""
-
-    def __init__(self, program: Program, loop: TickLoop, state: LoopState, ticks: int, store=None,
-                 job_id: str = ""):
-        self.program = program
-        #: the run's Spark jobs carry the tag `sparkdedalus-run-<job_id>` (`spark.interruptTag` cancels them)
-        self.job_id = job_id
-        self.ticks = ticks
-        self._loop = loop
-        self._state = state
-        #: the run directory (a `sparkdedalus.store.Store`, lock released), or None
-        self.store = store
-
-    def explain(self) -> str:
-        """The program's relations, strata and roles (as `sparkdedalus explain`),
-        then how the run went: per tick seconds, facts handed on, semi-naive
-        iterations and rules evaluated on new facts only."""
-        from sparkdedalus.analysis.explain import explain
-        lines = [explain(self.program), f"run: {self.ticks} tick(s)"
-                 + (f", stored in {self.store.path}" if self.store is not None else "")]
-        for s in self.stats:
-            lines.append(f"  tick {s.tick}: {s.seconds:.3f} s, {s.facts} facts"
-                         + (f", {s.iterations} semi-naive iteration(s)" if s.iterations else "")
-                         + (f", {s.incremental} rule(s) on new facts only" if s.incremental else ""))
-        return "\n".join(lines)
-
-    @property
-    def stats(self) -> list:
-        """Per tick: wall seconds, facts, semi-naive iterations, incremental rules
-        (`sparkdedalus.spark.runtime.TickStats`)."""
-        return self._state.stats
-
-    def _pack(self, tick: int | None) -> tuple[int, DataFrame]:
-        tick = self.ticks if tick is None else tick
-        if tick not in self._state.packs:
-            kept = sorted(self._state.packs)
-            raise ValueError(f"tick {tick} is not available (kept: {kept[0]}..{kept[-1]})" if kept
-                             else f"tick {tick} is not available")
-        return tick, self._state.packs[tick]
-
-    def relation(self, name: str, tick: int | None = None) -> DataFrame:
-        """Relation `name` at `tick` (default: the last), with its declared column names."""
-        if name not in self.program.relations:
-            raise ValueError(f"unknown relation '{name}'")
-        if self.store is not None:  # time travel through the Delta tables
-            return self.store.relation(name, self.ticks if tick is None else tick)
-        _, pack = self._pack(tick)
-        frame = self._loop.layout.extract(pack, name, STATE)
-        return frame.toDF(*self.program.relations[name].columns)
-
-    def messages(self, tick: int | None = None) -> DataFrame:
-        """Messages sent at `tick`: relation, sender, send and arrival ticks (NULL: lost), row."""
-        t, pack = self._pack(tick)
-        return pack.where((F.col("__kind") == MESSAGE) & (F.col("__sent") == t))
-
-    def facts(self, tick: int | None = None, relations=None) -> dict:
-        """{relation: set of row tuples} at `tick`, collected with one job (with a
-        store and a tick no longer in memory: one job per relation)."""
-        names = list(relations or self.program.outputs)
-        wanted = self.ticks if tick is None else tick
-        if self.store is not None and wanted not in self._state.packs:
-            return {n: {tuple(r) for r in self.store.relation(n, wanted).collect()} for n in names}
-        t, pack = self._pack(tick)
-        layout = self._loop.layout
-        rows = pack.where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
-            .select("__rel", *layout.value_columns).collect()
-        out = {n: set() for n in names}
-        for row in rows:
-            name = row["__rel"]
-            out[name].add(layout.row_of(name, row))
-        return out
 
 
 class Engine:
@@ -148,7 +71,7 @@ class Engine:
         final state of a tick is not carried to the next (the tick keeps it;
         so does the store's time travel).
 
-        Every Spark job is named by what it is (`spark/jobnames.py`): tags
+        Every Spark job is named by what it is (`plumbing/jobnames.py`): tags
         `sparkdedalus-run-<Run.job_id>`, `-tick-N`, `-stratum-S`, `-iteration-I`,
         `-commit-N`, and on a classic session a description listing them.
 
@@ -189,8 +112,7 @@ class Engine:
 
     @staticmethod
     def _ticks(loop, state, program, ticks, writer, keep_history, commit_every, progress, names) -> None:
-        keep = {lit.time.tick for r in program.rules for lit in r.positive_atoms + r.negated_atoms
-                if isinstance(lit.time, TickTime)}
+        keep = ticks_read_back(program)
         previous = None
         first = 1
         if writer is not None and writer.last_tick:

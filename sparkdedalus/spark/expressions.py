@@ -15,8 +15,6 @@ from __future__ import annotations
 from sparkdedalus.checks.types import const_type
 from sparkdedalus.syntax import ast
 
-SPARK_TYPES = {"int": "bigint", "long": "bigint", "double": "double", "string": "string", "bool": "boolean"}
-
 
 def sql_literal(value) -> str:
     if isinstance(value, bool):

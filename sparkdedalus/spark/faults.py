@@ -42,11 +42,10 @@ from sparkdedalus.faults.space import MAX_SCENARIOS, Space
 from sparkdedalus.faults.verdict import POST, PRE, Counterexample, missing, smallest_first
 from sparkdedalus.faults.worlds import WORLD, WORLD_CRASH, Worlds, with_worlds
 from sparkdedalus.program import CRASH, Program
-from sparkdedalus.spark.columns import MESSAGE, SOURCE_COLUMN, STATE
-from sparkdedalus.spark.engine import Run
-from sparkdedalus.spark.pack import Layout
+from sparkdedalus.pack.columns import MESSAGE, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.run import Run, ticks_read_back
+from sparkdedalus.pack.layout import Layout
 from sparkdedalus.spark.runtime import LoopState, TickLoop
-from sparkdedalus.syntax.ast import TickTime
 from udfs.registry import spark_string, spark_string_sql
 
 #: world ids are longs: a space this large (or larger) can only be sampled
@@ -109,8 +108,7 @@ def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int
     failures = Failures(spark, space, program)
     keyed = ids.select("scenario", F.lit(0).cast("long").alias("world"), failures.crash_key().alias("signature"))
     members, classes, count = _renumber(keyed)
-    keep = {lit.time.tick for r in worlds.program.rules for lit in r.positive_atoms + r.negated_atoms
-            if isinstance(lit.time, TickTime)}
+    keep = ticks_read_back(worlds.program)
     splitter, counts, state, previous, loop = Splitter(worlds), [], LoopState(), None, None
     for tick in range(1, eot + 1):
         if loop is None:  # the classes changed: a new loop with their data relations

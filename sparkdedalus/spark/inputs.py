@@ -278,7 +278,7 @@ class _ArrowInput(_Input):
         try:
             if self.fmt == "parquet":
                 return self.spark.read.parquet(self.path)
-            from sparkdedalus.spark.session import session_has_delta
+            from sparkdedalus.plumbing.session import session_has_delta
             if session_has_delta(self.spark):
                 return self.spark.read.format("delta").load(self.path)
             from deltalake import DeltaTable

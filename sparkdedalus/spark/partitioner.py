@@ -28,8 +28,8 @@ from pyspark.sql import DataFrame
 from sparkdedalus.analysis.partitioning import distribution_policy, static_relations
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.program import Program
-from sparkdedalus.spark.columns import PARTITION_COLUMN, relation_columns
-from sparkdedalus.spark.expressions import SPARK_TYPES
+from sparkdedalus.pack.columns import PARTITION_COLUMN, relation_columns
+from sparkdedalus.pack.columns import SPARK_TYPES
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 

@@ -39,13 +39,13 @@ from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.inputs import TICK
 from sparkdedalus.spark.codegen import Codegen
-from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint
-from sparkdedalus.spark.jobnames import JobNames
+from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.spark.network import arrival_sql
-from sparkdedalus.spark.pack import Layout
+from sparkdedalus.pack.layout import Layout
 from sparkdedalus.spark.partitioner import Partitioner
 from sparkdedalus.syntax import ast
 from udfs.registry import spark_string_sql

@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, LongType, StringType, StructField, StructType
 
-from sparkdedalus.spark.columns import GARBAGE, MESSAGE, NEXT, SOURCE_COLUMN, STATE
-from sparkdedalus.spark.pack import Layout
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, SOURCE_COLUMN, STATE
+from sparkdedalus.pack.layout import Layout
 from sparkdedalus.store.layout import ARRIVAL, KIND, OP, SRC, TICK
 
 _OP = "__op"

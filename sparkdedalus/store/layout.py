@@ -8,7 +8,7 @@ A relation's table has the relation's columns (named as declared by `.decl`,
 c0, c1, ... otherwise; the first is the location) and five bookkeeping columns:
 
     _tick     bigint   the tick of the change (a message: its send tick)
-    _kind     string   the row kinds of the engine's pack (sparkdedalus.spark.columns):
+    _kind     string   the row kinds of the engine's pack (sparkdedalus.pack.columns):
                        S the tick's final state; N derived by @next for tick+1;
                        M a message sent at _tick; G a fact of the final state that
                        garbage collection drops after _tick

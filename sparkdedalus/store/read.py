@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 
 from sparkdedalus.store.errors import StoreError
-from sparkdedalus.spark.columns import MESSAGE, STATE
+from sparkdedalus.pack.columns import MESSAGE, STATE
 from sparkdedalus.store.layout import ARRIVAL, KIND, OP, SRC, TICK, table_path
 from sparkdedalus.store.manifest import Manifest
 from sparkdedalus.store.manifest import load as _load_manifest

@@ -29,7 +29,7 @@ from urllib.parse import urlparse
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkdedalus.network import Network
-from sparkdedalus.spark.jobnames import JobNames
+from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.store import changes
 from sparkdedalus.store import manifest as manifests
 from sparkdedalus.store.errors import StoreError
@@ -85,7 +85,7 @@ class Store:
 
     def __init__(self, spark: SparkSession, path: str, program, manifest: Manifest, lock: WriterLock,
                  writer, native_reads: bool):
-        from sparkdedalus.spark.pack import Layout
+        from sparkdedalus.pack.layout import Layout
         self.spark = spark
         self.path = path
         self.program = program
@@ -136,7 +136,7 @@ class Store:
 
     @classmethod
     def _open_locked(cls, spark, directory, program, network, resume, writer, lock, gc) -> "Store":
-        from sparkdedalus.spark.session import session_has_delta
+        from sparkdedalus.plumbing.session import session_has_delta
 
         for relation in program.relations.values():
             if not relation.columns:

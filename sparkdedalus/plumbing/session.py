@@ -2,13 +2,14 @@
 
 Usage::
 
-    from sparkdedalus.spark.session import local_session, session_has_delta
+    from sparkdedalus.plumbing.session import local_session, session_has_delta
     spark = local_session()                       # local[2], Delta on, quiet logs
     spark.range(3).write.format("delta").save("/tmp/t")
     assert session_has_delta(spark)
 
-Settings come from ``conf/`` at the repository root (spark-defaults.conf, log4j2.properties,
-ivysettings.xml), or from built-in copies when that directory is absent (e.g. wheel installs).
+Settings come from the package's ``sparkdedalus/conf/`` (spark-defaults.conf, log4j2.properties,
+ivysettings.xml; the repository's ``conf/`` links to it, a wheel carries it as package data), or
+from the directory $SPARKDEDALUS_CONF_DIR names: one copy of each file.
 The Delta jars are resolved by Spark's Ivy from the local Maven repository only (~/.m2, filled by
 ``scripts/setup.sh``), so no network is needed at run time; the jar files it resolved are listed
 in a cache file, and later sessions put them on the classpath directly (`delta_jar_conf`).
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import uuid
 import warnings
 from functools import lru_cache
@@ -40,8 +40,8 @@ __all__ = [
     "spark_defaults",
 ]
 
-#: ``conf/`` at the repository root (sparkdedalus/spark/session.py -> ../../conf).
-_REPO_CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+#: the package's configuration files (sparkdedalus/plumbing/session.py -> ../conf)
+_PACKAGE_CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -49,67 +49,14 @@ DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 # Keys that only make sense with the Delta jars on the classpath.
 _DELTA_KEYS = ("spark.sql.extensions", "spark.sql.catalog.spark_catalog")
 
-# Fallbacks used when conf/ is missing; keep in sync with conf/*.
-_BUILTIN_DEFAULTS = {
-    "spark.sql.shuffle.partitions": "2",
-    "spark.sql.adaptive.enabled": "false",
-    "spark.sql.constraintPropagation.enabled": "false",
-    "spark.sql.maxSinglePartitionBytes": "1000000000000000",
-    "spark.sql.requireAllClusterKeysForCoPartition": "false",
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    "spark.sparkdedalus.codegen": "auto",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.extensions": DELTA_EXTENSION,
-    "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
-    "spark.databricks.delta.snapshotPartitions": "2",
-}
-
-_BUILTIN_LOG4J2 = """\
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
-logger.nativecode.level = error
-logger.sparkutils.name = org.apache.spark.util.Utils
-logger.sparkutils.level = error
-logger.stringutils.name = org.apache.spark.util.SparkStringUtils
-logger.stringutils.level = error
-"""
-
-_BUILTIN_IVYSETTINGS = """\
-<?xml version="1.0" encoding="UTF-8"?>
-<ivysettings>
-  <property name="sparkdedalus.m2.repository" value="${user.home}/.m2/repository" override="false"/>
-  <property name="ivy.log.module.when.found" value="false"/>
-  <property name="ivy.log.modules.in.use" value="false"/>
-  <property name="ivy.log.resolved.revision" value="false"/>
-  <property name="ivy.log.conflict.resolution" value="false"/>
-  <settings defaultResolver="local-m2"/>
-  <resolvers>
-    <filesystem name="local-m2" m2compatible="true" checkmodified="false" descriptor="required">
-      <ivy pattern="${sparkdedalus.m2.repository}/[organisation]/[module]/[revision]/[module]-[revision].pom"/>
-      <artifact pattern="${sparkdedalus.m2.repository}/[organisation]/[module]/[revision]/[artifact]-[revision](-[classifier]).[ext]"/>
-    </filesystem>
-  </resolvers>
-</ivysettings>
-"""
-
-
-def conf_dir() -> Path | None:
-    """The configuration directory: $SPARKDEDALUS_CONF_DIR, else the repo's conf/, else None."""
+def conf_dir() -> Path:
+    """The configuration directory: $SPARKDEDALUS_CONF_DIR when it has a
+    spark-defaults.conf, else the package's own `sparkdedalus/conf` (the
+    repository's `conf/` links to it; a wheel carries it as package data)."""
     env = os.environ.get("SPARKDEDALUS_CONF_DIR")
-    for candidate in ([Path(env)] if env else []) + [_REPO_CONF_DIR]:
-        if (candidate / "spark-defaults.conf").is_file():
-            return candidate
-    return None
+    if env and (Path(env) / "spark-defaults.conf").is_file():
+        return Path(env)
+    return _PACKAGE_CONF_DIR
 
 
 def _parse_properties(text: str) -> dict[str, str]:
@@ -129,29 +76,8 @@ def _parse_properties(text: str) -> dict[str, str]:
 
 
 def spark_defaults() -> dict[str, str]:
-    """Settings of conf/spark-defaults.conf (built-in copy if conf/ is missing)."""
-    d = conf_dir()
-    if d is None:
-        return dict(_BUILTIN_DEFAULTS)
-    return _parse_properties((d / "spark-defaults.conf").read_text())
-
-
-def _fallback_file(name: str, content: str) -> Path:
-    """Write a built-in config file once to a per-user temp dir and return its path."""
-    path = Path(tempfile.gettempdir()) / f"sparkdedalus-{os.getuid()}" / name
-    if not path.is_file() or path.read_text() != content:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(content)
-        tmp.replace(path)
-    return path
-
-
-def _conf_file(name: str, builtin: str) -> Path:
-    d = conf_dir()
-    if d is not None and (d / name).is_file():
-        return d / name
-    return _fallback_file(name, builtin)
+    """Settings of spark-defaults.conf in `conf_dir()`."""
+    return _parse_properties((conf_dir() / "spark-defaults.conf").read_text())
 
 
 @lru_cache(maxsize=1)
@@ -179,7 +105,7 @@ def delta_package_conf() -> dict[str, str]:
     """Spark settings that have Spark's Ivy resolve the Delta jars offline from ~/.m2."""
     return {
         "spark.jars.packages": delta_maven_coordinates(),
-        "spark.jars.ivySettings": str(_conf_file("ivysettings.xml", _BUILTIN_IVYSETTINGS)),
+        "spark.jars.ivySettings": str(conf_dir() / "ivysettings.xml"),
     }
 
 
@@ -282,7 +208,7 @@ def _session_conf(
         conf = {k: v for k, v in conf.items() if not k.startswith("spark.databricks.delta.")}
     conf["spark.app.name"] = app_name
 
-    log4j = _conf_file("log4j2.properties", _BUILTIN_LOG4J2)
+    log4j = conf_dir() / "log4j2.properties"
     java_opts = f"-Dlog4j2.configurationFile={log4j.as_uri()}"
     extra = {str(k): str(v) for k, v in (extra_conf or {}).items()}
     user_opts = extra.pop("spark.driver.extraJavaOptions", conf.get("spark.driver.extraJavaOptions"))

@@ -18,7 +18,7 @@ With a partitioner (spark/partitioner.py) a pack also has the partition column
 `__p`, each row in its relation's bucket (a replicated relation's row in its
 location's bucket: one copy).
 
->>> from sparkdedalus import Program
+>>> from sparkdedalus.program import Program
 >>> layout = Layout(Program.parse('.decl r(a: string, n: int, b: string)').relations)
 >>> [layout.column("r", i) for i in range(3)], layout.value_columns
 (['s0', 'l0', 's1'], ['l0', 's0', 's1'])
@@ -31,8 +31,8 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BooleanType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
-from sparkdedalus.spark.columns import MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE, relation_columns
-from sparkdedalus.spark.expressions import SPARK_TYPES
+from sparkdedalus.pack.columns import MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, SPARK_TYPES, STATE, \
+    relation_columns
 
 #: the value columns' prefix per Spark type, in the pack's column order
 _PREFIXES = {"bigint": "l", "double": "d", "string": "s", "boolean": "b"}

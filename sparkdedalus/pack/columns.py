@@ -15,6 +15,8 @@ partitioner (spark/partitioner.py) a frame also carries its facts' bucket in
 
 from __future__ import annotations
 
+#: the Spark SQL type of each dialect type
+SPARK_TYPES = {"int": "bigint", "long": "bigint", "double": "double", "string": "string", "bool": "boolean"}
 SOURCE_COLUMN = "__src"
 PARTITION_COLUMN = "__p"
 STATE, NEXT, MESSAGE, GARBAGE = "S", "N", "M", "G"
