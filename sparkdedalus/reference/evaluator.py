@@ -193,21 +193,21 @@ class _Evaluator:
         """The extensions of `binding` that satisfy one body literal."""
         kind, literal = step[0], step[1]
         if kind == "atom":
-            binding = _bind_tick(literal, binding, tick)
+            binding = bind_tick(literal, binding, tick)
             if binding is not None:
                 for row in self._lookup(literal, binding, state, tick):
-                    matched = _match(literal.args, row, binding)
+                    matched = match(literal.args, row, binding)
                     if matched is not None:
                         yield matched
         elif kind == "negated":
-            timed = _bind_tick(literal, binding, tick)
-            if timed is None or not any(_match(literal.args, row, timed) is not None
+            timed = bind_tick(literal, binding, tick)
+            if timed is None or not any(match(literal.args, row, timed) is not None
                                         for row in self._lookup(literal, timed, state, tick)):
                 yield binding
         elif kind == "function":
             function = FUNCTIONS[literal.name]
             inputs = [evaluate(arg, binding) for arg in literal.args[:function.inputs]]
-            matched = _match(literal.args[function.inputs:], function.python(*inputs), binding)
+            matched = match(literal.args[function.inputs:], function.python(*inputs), binding)
             if matched is not None:
                 yield matched
         elif kind == "assign":
@@ -307,7 +307,7 @@ def _binds(step: tuple) -> set:
 
 # ------------------------------------------------------------ matching and heads
 
-def _bind_tick(atom: ast.Atom, binding: dict, tick: int) -> dict | None:
+def bind_tick(atom: ast.Atom, binding: dict, tick: int) -> dict | None:
     """`rel(...)@T` reads the current tick: bind T to it, or check a bound T."""
     if not isinstance(atom.time, ast.VarTime):
         return binding
@@ -317,7 +317,7 @@ def _bind_tick(atom: ast.Atom, binding: dict, tick: int) -> dict | None:
     return binding if binding[name] == tick else None
 
 
-def _match(args: tuple, row: tuple, binding: dict) -> dict | None:
+def match(args: tuple, row: tuple, binding: dict) -> dict | None:
     """`binding` extended so that `args` (variables and constants) equal `row`, or None."""
     out = binding
     for arg, value in zip(args, row):
