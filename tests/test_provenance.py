@@ -176,7 +176,7 @@ def test_cli_text(capsys):
     assert status == 0, err
     assert out.splitlines() == [
         'log("c", "hi")@3',
-        f'  persisted from tick 2 by {PERSIST_LOG}: log(N, P)@next :- log(N, P);',
+        f'  persisted from tick 2 by rule {PERSIST_LOG}: log(N, P)@next :- log(N, P);',
         '    log("c", "hi")@2',
         f'      message from "a" sent at tick 1, received by "c" at tick 2, by rule {ASYNC_LOG}: '
         'log(M, P)@async :- bcast(N, P), node(N, M);',

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sparkdedalus.checks.normalize import is_wildcard, unwild_literal
 from sparkdedalus.reference.evaluator import bind_tick, match
 from sparkdedalus.reference.provenance import Absent, FactAt, read_tick
 from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
 from sparkdedalus.syntax import ast
-from sparkdedalus.syntax.printer import format_atom, format_literal
+from sparkdedalus.syntax.printer import format_atom, format_literal, format_rule
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,8 +83,8 @@ class Why:
             for k, step in enumerate(node.steps):
                 count = f"derivation {k + 1} of {len(node.steps)}: " if len(node.steps) > 1 else ""
                 below.append(f"{pad}  {count}{_label(self.program, node.fact, step.derivation)}")
-                below += [(child, depth + 2) for child in step.body]
                 below += [f"{pad}    {_absent_text(a)}" for a in step.derivation.absent]
+                below += [(child, depth + 2) for child in step.body]
             todo += reversed(below)
         return "\n".join(lines)
 
@@ -273,7 +274,7 @@ def _best_match(trace, rule, head: dict, tick: int) -> Closest:
     missing = tuple(_pattern(atom, binding, read_tick(atom, tick)) for i, atom in enumerate(atoms) if i not in done)
     present = tuple(_pattern(atom, binding, read_tick(atom, tick)) for atom in rule.negated_atoms
                     if _matches_some(trace, atom, binding, tick))
-    return Closest(rule.index, f"{rule.pos.file}:{rule.pos.line}", rule.text(), tick,
+    return Closest(rule.index, f"{rule.pos.file}:{rule.pos.line}", rule_text(rule), tick,
                    tuple(f for _, f in matched), missing, present, failed)
 
 
@@ -308,7 +309,7 @@ def _matches_some(trace, atom: ast.Atom, binding: dict, tick: int) -> bool:
 def _pattern(atom: ast.Atom, binding: dict, tick: int) -> str:
     """`atom` with its bound variables replaced by their values, at `tick`."""
     args = tuple(ast.Const(binding[a.name]) if isinstance(a, ast.Var) and a.name in binding
-                 else ast.Wildcard() if isinstance(a, ast.Var) and a.name.startswith("_") else a for a in atom.args)
+                 else ast.Wildcard() if isinstance(a, ast.Var) and is_wildcard(a) else a for a in atom.args)
     return f"{format_atom(ast.Atom(atom.name, args))}@{tick}"
 
 
@@ -327,14 +328,19 @@ def _value(value) -> str:
     return format_atom(ast.Atom("", (ast.Const(value),)))[1:-1]
 
 
+def rule_text(rule) -> str:
+    """The rule as written (wildcards as `_`)."""
+    return format_rule(ast.Rule(rule.head, rule.delivery, tuple(unwild_literal(lit) for lit in rule.body)))
+
+
 def _label(program, fact: FactAt, d) -> str:
     """One derivation, as the line above its body facts."""
-    rule = f"{d.pos}: {program.rules[d.rule].text()}" if d.rule is not None else ""
+    rule = f"{d.pos}: {rule_text(program.rules[d.rule])}" if d.rule is not None else ""
     if d.kind == "rule":
         return f"by rule {rule}"
     if d.kind == "next":
-        persisted = program.rules[d.rule].persistence
-        return f"{'persisted' if persisted else 'by @next rule'} from tick {fact.tick - 1} by {rule}"
+        how = "persisted" if program.rules[d.rule].persistence else "@next"
+        return f"{how} from tick {fact.tick - 1} by rule {rule}"
     if d.kind == "message":
         m = d.message
         return (f"message from {_value(m.src)} sent at tick {m.send_tick}, received by {_value(m.row[0])} "
@@ -353,6 +359,6 @@ def _message_json(m) -> dict:
 
 def _derivation_json(program, d) -> dict:
     return {"kind": d.kind, "rule": d.rule, "pos": d.pos,
-            "text": None if d.rule is None else program.rules[d.rule].text(),
+            "text": None if d.rule is None else rule_text(program.rules[d.rule]),
             "absent": [{"relation": a.relation, "pattern": list(a.pattern), "tick": a.tick} for a in d.absent],
             "message": None if d.message is None else _message_json(d.message)}
