@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shlex
 
 import pytest
 
@@ -250,3 +251,21 @@ def test_provenance_leaves_the_run_unchanged(path):
     on = run_example(name, ticks=6, network=network, gc=True, provenance=True)
     assert off.provenance is None and on.provenance is not None
     assert observed(on) == observed(off)
+
+
+# ------------------------------------------------------------ docs/provenance.md
+
+def doc_sessions():
+    """(argv, output) of every "$ sparkdedalus why ..." block of docs/provenance.md."""
+    text = open(os.path.join(EXAMPLES, os.pardir, "docs", "provenance.md"), encoding="utf-8").read()
+    for block in text.split("```")[1::2]:
+        lines = block.strip("\n").splitlines()
+        if lines and lines[0].startswith("$ sparkdedalus why "):
+            yield shlex.split(lines[0][len("$ sparkdedalus "):]), lines[1:]
+
+
+@pytest.mark.parametrize("argv,output", [pytest.param(*s, id=" ".join(s[0][3:])) for s in doc_sessions()])
+def test_the_documented_outputs_are_true(capsys, monkeypatch, argv, output):
+    monkeypatch.chdir(os.path.join(EXAMPLES, os.pardir))
+    main(argv)
+    assert capsys.readouterr().out.splitlines() == output
