@@ -25,7 +25,7 @@ from sparkdedalus.analysis.gc import gc_rules, not_collected
 from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.checks.dependencies import dependency_graph
-from sparkdedalus.checks.normalize import unwild
+from sparkdedalus.checks.normalize import unwild_literal
 from sparkdedalus.checks.stratification import temporal_cycles
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_rule
@@ -88,9 +88,7 @@ def _sealed(program) -> list:
 def _rule_text(rule) -> str:
     if rule.persistence:
         return f".persist {rule.head.name}"
-    body = tuple(ast.Negated(unwild(lit.atom), lit.pos) if isinstance(lit, ast.Negated)
-                 else unwild(lit) if isinstance(lit, ast.Atom) else lit for lit in rule.body)
-    return format_rule(ast.Rule(rule.head, rule.delivery, body))
+    return format_rule(ast.Rule(rule.head, rule.delivery, tuple(unwild_literal(lit) for lit in rule.body)))
 
 
 def _component(program, roles) -> dict:

@@ -172,6 +172,13 @@ def unwild(atom: ast.Atom) -> ast.Atom:
     return ast.Atom(atom.name, args, atom.time, atom.pos)
 
 
+def unwild_literal(lit):
+    """A body literal with its renamed wildcards written `_` again."""
+    if isinstance(lit, ast.Negated):
+        return ast.Negated(unwild(lit.atom), lit.pos)
+    return unwild(lit) if isinstance(lit, ast.Atom) else lit
+
+
 #: Auxiliary relations are named `rel-existsK`: `-` cannot occur in a source name.
 AUXILIARY_MARK = "-exists"
 

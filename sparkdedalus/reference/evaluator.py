@@ -35,6 +35,7 @@ from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.network import Network, choice_key
 from sparkdedalus.program import CRASH
 from sparkdedalus.inputs import edb_rows, read_inputs
+from sparkdedalus.reference.provenance import Recorder
 from sparkdedalus.reference.trace import Message, Trace
 from sparkdedalus.output import sort_key
 from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
@@ -44,7 +45,7 @@ from udfs.registry import FUNCTIONS, spark_string
 
 
 def run(program, ticks: int, network: Network | None = None, edb: dict | None = None,
-        inputs_dir: str | None = None, gc: bool | list = False) -> Trace:
+        inputs_dir: str | None = None, gc: bool | list = False, provenance: bool = False) -> Trace:
     """Evaluate `program` for ticks 1..`ticks`.
 
     `network` decides message delays and failures and seeds `choose` (default:
@@ -55,21 +56,24 @@ def run(program, ticks: int, network: Network | None = None, edb: dict | None = 
     does not fit its column (e.g. an integer overflow). `gc`: True applies the
     GC rules of `gc_rules(program)`, a list applies those `GcRule`s; the trace's
     `stats` give the persisted rows carried after every tick either way.
+    `provenance=True` records every derivation of every fact in the trace's
+    `provenance` (reference/provenance.py; None when off).
     """
     if not isinstance(ticks, int) or isinstance(ticks, bool) or ticks < 1:
         raise ValueError(f"ticks must be an integer >= 1, not {ticks!r}")
     collect = applied(program, gc)
     evaluator = _Evaluator(program, network or Network(), edb_rows(program, edb) + read_inputs(program, inputs_dir),
-                           collect)
+                           collect, provenance)
     for tick in range(1, ticks + 1):
         started = time.perf_counter()
         evaluator.run_tick(tick)
         evaluator.stats[-1]["seconds"] = time.perf_counter() - started
-    return Trace(program, evaluator.network, evaluator.history, evaluator.messages, evaluator.stats)
+    recorded = evaluator.recorder.finish(evaluator.messages) if provenance else None
+    return Trace(program, evaluator.network, evaluator.history, evaluator.messages, evaluator.stats, recorded)
 
 
 class _Evaluator:
-    def __init__(self, program, network: Network, input_rows: list[tuple], collect: list):
+    def __init__(self, program, network: Network, input_rows: list[tuple], collect: list, provenance: bool):
         self.program = program
         self.network = network
         # (relation, tick or None, row) for program facts and input rows, typed once
@@ -86,6 +90,7 @@ class _Evaluator:
         self.history: list[dict] = []  # history[t - 1]: the final state of tick t
         self.arriving: dict = defaultdict(lambda: defaultdict(set))  # tick -> relation -> rows
         self.messages: list[Message] = []
+        self.recorder = Recorder(program, self.base_rows, self.crash_rows) if provenance else None
 
     # ------------------------------------------------------------ one tick
     def run_tick(self, tick: int) -> None:
@@ -95,16 +100,21 @@ class _Evaluator:
             self._fixpoint([self.program.rules[i] for i in stratum.rules], state, tick)
         final = {name: frozenset(rows) for name, rows in state.items()}
         self.history.append(final)
+        if self.recorder:
+            self.recorder.deduced(final, tick, self._derive)
         garbage = defaultdict(set)
         for rule in self.collect:
             garbage[rule.head.name] |= set(self._derive(rule, final, tick))
         carried, collected = {}, 0
         for rule in self.program.rules_of("next"):
-            rows = set(self._derive(rule, final, tick))
+            derived = self._derive(rule, final, tick)
+            rows = set(derived)
             if rule.persistence:
                 collected += len(rows & garbage[rule.head.name])
                 rows -= garbage[rule.head.name]
                 carried[rule.head.name] = len(rows)
+            if self.recorder:
+                self.recorder.carried(rule, derived, rows, tick)
             self.arriving[tick + 1][rule.head.name] |= rows
         self.stats.append({"tick": tick, "persisted_rows": sum(carried.values()), "persisted": carried,
                            "collected_rows": collected})
@@ -138,7 +148,10 @@ class _Evaluator:
         sent = set()
         for rule in self.program.rules_of("async"):
             sender = rule.positive_atoms[0].args[0]
-            for row, bindings in self._derive(rule, final, tick).items():
+            derived = self._derive(rule, final, tick)
+            if self.recorder:
+                self.recorder.sent(rule, derived, tick)
+            for row, bindings in derived.items():
                 for binding in bindings:
                     sent.add((rule.head.name, row, evaluate(sender, binding)))
         for name, row, src in sorted(sent, key=lambda m: (m[0], sort_key(m[1]), spark_string(m[2]))):
@@ -180,21 +193,21 @@ class _Evaluator:
         """The extensions of `binding` that satisfy one body literal."""
         kind, literal = step[0], step[1]
         if kind == "atom":
-            binding = _bind_tick(literal, binding, tick)
+            binding = bind_tick(literal, binding, tick)
             if binding is not None:
                 for row in self._lookup(literal, binding, state, tick):
-                    matched = _match(literal.args, row, binding)
+                    matched = match(literal.args, row, binding)
                     if matched is not None:
                         yield matched
         elif kind == "negated":
-            timed = _bind_tick(literal, binding, tick)
-            if timed is None or not any(_match(literal.args, row, timed) is not None
+            timed = bind_tick(literal, binding, tick)
+            if timed is None or not any(match(literal.args, row, timed) is not None
                                         for row in self._lookup(literal, timed, state, tick)):
                 yield binding
         elif kind == "function":
             function = FUNCTIONS[literal.name]
             inputs = [evaluate(arg, binding) for arg in literal.args[:function.inputs]]
-            matched = _match(literal.args[function.inputs:], function.python(*inputs), binding)
+            matched = match(literal.args[function.inputs:], function.python(*inputs), binding)
             if matched is not None:
                 yield matched
         elif kind == "assign":
@@ -294,7 +307,7 @@ def _binds(step: tuple) -> set:
 
 # ------------------------------------------------------------ matching and heads
 
-def _bind_tick(atom: ast.Atom, binding: dict, tick: int) -> dict | None:
+def bind_tick(atom: ast.Atom, binding: dict, tick: int) -> dict | None:
     """`rel(...)@T` reads the current tick: bind T to it, or check a bound T."""
     if not isinstance(atom.time, ast.VarTime):
         return binding
@@ -304,7 +317,7 @@ def _bind_tick(atom: ast.Atom, binding: dict, tick: int) -> dict | None:
     return binding if binding[name] == tick else None
 
 
-def _match(args: tuple, row: tuple, binding: dict) -> dict | None:
+def match(args: tuple, row: tuple, binding: dict) -> dict | None:
     """`binding` extended so that `args` (variables and constants) equal `row`, or None."""
     out = binding
     for arg, value in zip(args, row):

@@ -20,8 +20,12 @@ __all__ = ["Message", "Trace"]
 class Trace:
     """What a run computed. Ticks are 1..`ticks`."""
 
-    def __init__(self, program, network, history: list, messages: list, stats: list | None = None):
+    def __init__(self, program, network, history: list, messages: list, stats: list | None = None,
+                 provenance=None):
         self.program = program
+        #: every derivation of every fact (`reference.provenance.Provenance`) when
+        #: the run was asked for it (`run(..., provenance=True)`), else None
+        self.provenance = provenance
         #: per tick: {"tick", "persisted_rows" (carried to the next tick by persistence
         #: rules), "persisted" (the same per relation), "collected_rows" (dropped by
         #: GC), "seconds"}

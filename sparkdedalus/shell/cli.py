@@ -9,6 +9,7 @@
     sparkdedalus rewrite FILE... --decouple COMPONENT:RULES[:NEWNAME] [--out FILE] [--force]
     sparkdedalus equiv A.ded B.ded --ticks N [--seeds K] [--network SPEC] [--format text|json]
     sparkdedalus faults FILE... --nodes A,B --eot N --eff N [--crashes N] [--sample N] [--engine E] [--store PATH]
+    sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S] [--format text|json]
 
 Exit codes: 0 success, 1 program or data errors (and internal errors), 2 usage
 errors. No traceback unless --debug.
@@ -20,7 +21,7 @@ import argparse
 import sys
 
 from sparkdedalus.errors import UsageError, UserError
-from sparkdedalus.shell import check, diagram, equiv, explain, faults, fmt, rewrite, run, show
+from sparkdedalus.shell import check, diagram, equiv, explain, faults, fmt, rewrite, run, show, why
 from sparkdedalus.syntax.diagnostics import DiagnosticError
 
 
@@ -36,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="sparkdedalus", description="Dedalus on Spark")
     add_debug_argument(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (check, fmt, explain, run, show, diagram, equiv, rewrite, faults):
+    for command in (check, fmt, explain, run, show, diagram, equiv, rewrite, faults, why):
         command.add_parser(commands)
     return parser
 

@@ -147,7 +147,6 @@ def write_stats(path: str, stats: dict) -> None:
 def _check_options(args) -> None:
     """Validate the options and add the parsed values: tick_count, at_tick,
     relation_list and network_model."""
-    from sparkdedalus.network import Network
     if args.engine not in ENGINES:
         raise UsageError(f"--engine: expected one of {', '.join(ENGINES)}, got '{args.engine}'")
     if args.format not in FORMATS:
@@ -177,14 +176,19 @@ def _check_options(args) -> None:
         args.relation_list = [name.strip() for name in args.relations.split(",") if name.strip()]
         if not args.relation_list:
             raise UsageError("--relations: expected comma-separated relation names")
+    args.network_model = network_option(args.network, args.seed)
+
+
+def network_option(spec: str, seed: str | None):
+    """The `Network` of `--network SPEC` and `--seed S` (S overrides seed= in SPEC)."""
+    from sparkdedalus.network import Network
     try:
-        network = Network.parse(args.network)
+        network = Network.parse(spec)
     except ValueError as exc:
         raise UsageError(f"--network: {exc}") from None
-    if args.seed is not None:
-        network = Network(network.delay, int_option("--seed", args.seed, minimum=None),
-                          network.omissions, network.crashes)
-    args.network_model = network
+    if seed is not None:
+        network = Network(network.delay, int_option("--seed", seed, minimum=None), network.omissions, network.crashes)
+    return network
 
 
 def conf_settings(items: list) -> dict:

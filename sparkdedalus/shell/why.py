@@ -1,0 +1,91 @@
+"""`sparkdedalus why`: how a fact was derived, on the reference evaluator.
+
+    sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S]
+                     [--inputs DIR] [--format text|json] [--engine reference]
+
+Runs ticks 1..N with provenance (`reference.provenance`) and prints every
+derivation of `rel(args)` at tick T (`reference.why`): an indented tree with the
+rules (file:line), the body facts, the messages (sender, send tick, receiver,
+arrival tick) and the negated atoms ("was absent"), or, for a fact that does not
+hold, the rule that came closest and its missing body atoms. `--format json`
+prints the same as a graph (docs/provenance.md).
+Exit codes: 0 the fact holds, 1 it does not (or program and data errors), 2
+usage errors (a bad fact pattern among them).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from sparkdedalus.errors import UsageError
+from sparkdedalus.shell.check import add_hidden_strict
+from sparkdedalus.shell.run import int_option, network_option
+
+FORMATS = ("text", "json")
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("why", help="how a fact was derived (or why it does not hold), every derivation")
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument("fact", metavar="'rel(args)@T'", help="the fact and its tick, e.g. 'log(\"c\", \"hi\")@2'")
+    parser.add_argument("--ticks", metavar="N", required=True, help="run ticks 1..N")
+    parser.add_argument("--network", metavar="SPEC", default="",
+                        help="delays and failures, as for run (default: every message arrives at t+1)")
+    parser.add_argument("--seed", metavar="S", help="seed of the delay model and of choose")
+    parser.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
+    parser.add_argument("--format", default="text", help="text (default) or json")
+    parser.add_argument("--engine", default="reference", help="reference (the only one for now)")
+    add_hidden_strict(parser)
+    parser.set_defaults(handler=handle)
+
+
+def handle(args) -> int:
+    from sparkdedalus.program import Program
+    from sparkdedalus.reference import run
+    from sparkdedalus.reference.why import why
+    if args.engine != "reference":
+        raise UsageError(f"--engine: why runs on the reference engine only, got '{args.engine}'")
+    if args.format not in FORMATS:
+        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
+    ticks = int_option("--ticks", args.ticks, minimum=1)
+    network = network_option(args.network, args.seed)
+    relation, row, tick = parse_fact(args.fact)
+    if not 1 <= tick <= ticks:
+        raise UsageError(f"fact pattern '{args.fact}': tick {tick} is outside the run (ticks 1..{ticks})")
+    program = Program.from_files(*args.files, strict=args.strict)
+    if program.warnings:
+        print(program.render_warnings(), file=sys.stderr)
+    if relation not in program.relations:
+        raise UsageError(f"fact pattern '{args.fact}': unknown relation '{relation}'")
+    trace = run(program, ticks=ticks, network=network, inputs_dir=args.inputs, provenance=True)
+    try:
+        answer = why(trace, relation, row, tick)
+    except ValueError as exc:  # the row does not fit the relation's columns
+        raise UsageError(f"fact pattern '{args.fact}': {exc}") from None
+    print(json.dumps(answer.to_json(), indent=2) if args.format == "json" else answer.text())
+    return 0 if answer.holds else 1
+
+
+def parse_fact(text: str) -> tuple:
+    """(relation, row, tick) of `rel(constants)@T`; a one-line `UsageError` otherwise.
+
+    >>> parse_fact('log("c", "hi")@2')
+    ('log', ('c', 'hi'), 2)
+    >>> parse_fact('log("c", X)@2')
+    Traceback (most recent call last):
+      ...
+    sparkdedalus.errors.UsageError: fact pattern 'log("c", X)@2': fact 'log' has variable 'X'; facts take constants only
+    """
+    from sparkdedalus.syntax import ast
+    from sparkdedalus.syntax.diagnostics import DiagnosticError
+    from sparkdedalus.syntax.parser import parse_text
+    try:
+        statements = parse_text(text.strip().rstrip(";") + ";", file="<fact>").statements
+    except DiagnosticError as exc:
+        message = next(d.message for d in exc.diagnostics if d.is_error)
+        raise UsageError(f"fact pattern '{text}': {message}") from None
+    if len(statements) != 1 or not isinstance(statements[0], ast.Fact) or statements[0].tick is None:
+        raise UsageError(f"fact pattern '{text}': expected one fact with its tick, e.g. 'log(\"c\", \"hi\")@2'")
+    fact = statements[0]
+    return fact.atom.name, tuple(arg.value for arg in fact.atom.args), fact.tick
