@@ -193,6 +193,11 @@ def test_the_check_says_unsafe_when_a_quorum_is_one_acceptor():
     assert "tick 6: r3 executed two commands in slot 1" in violations(trace)
 
 
+def test_the_check_catches_a_replica_that_skips_a_slot():
+    facts = 'committed("p1", 1, "c1", "x")@1; executed("r1", 2, "y")@2; executed("r1", 1, "x")@3;'
+    assert violations(run(Program.parse(facts), ticks=3)) == ["tick 2: r1 executed slots [2], not in order"]
+
+
 def test_the_same_split_with_quorums_of_two_is_safe():
     trace = run(paxos(BOTH_AT_ONCE), ticks=10, network=Network.parse(SPLIT))
     # p1 has one promise: never leader; p2 leads, y in slot 1, z in slot 2
