@@ -51,7 +51,9 @@ else there (the JVM's standard output is sent to standard error). Every line has
 
 Spark jobs are counted with the classic session's status tracker: one job group per tick
 (set from the engine's progress callback, which runs between ticks). The engine itself
-never does this.
+never does this. Every per-tick row also has the driver's side of the tick: the py4j
+calls the engine's thread made ("py4j_calls") and the seconds Spark's analyzer and
+optimizer rules ran ("catalyst_rule_seconds"), and the per-workload lines their medians.
 """
 
 from __future__ import annotations
@@ -139,6 +141,7 @@ class Jobs:
     def __init__(self, spark):
         self.sc = spark.sparkContext
         self.tracker = self.sc.statusTracker()
+        self.calls = Calls(spark)
 
     def group(self, name: str) -> None:
         self.sc.setJobGroup(name, name)
@@ -161,6 +164,32 @@ class Jobs:
                     stages += 1
                     tasks += stage_info.numCompletedTasks
         return stages, tasks
+
+
+class Calls:
+    """py4j calls made by one thread (the engine's), and the seconds Spark's
+    analyzer and optimizer rules ran (all threads: `RuleExecutor`'s metrics):
+    what a tick costs the driver besides its jobs. Counted by wrapping py4j's
+    `send_command` in this process only."""
+
+    def __init__(self, spark):
+        import py4j.clientserver as clientserver
+
+        self.rules = spark._jvm.org.apache.spark.sql.catalyst.rules.RuleExecutor
+        self.thread: str | None = None
+        self.calls = 0
+        send = clientserver.ClientServerConnection.send_command
+        counter = self
+
+        def counted(connection, command, *args, **kwargs):
+            if threading.current_thread().name == counter.thread:
+                counter.calls += 1
+            return send(connection, command, *args, **kwargs)
+        clientserver.ClientServerConnection.send_command = counted
+
+    def now(self) -> tuple[int, float]:
+        """(py4j calls so far on the counted thread, seconds of catalyst rules so far)."""
+        return self.calls, self.rules.getCurrentMetrics().time() / 1e9
 
 
 # ------------------------------------------------------------------ 1. the floor
@@ -200,8 +229,15 @@ def run_program(spark, jobs: Jobs, program, ticks: int, edb: dict, label: str, b
     stats: list = []
     current = {"group": f"{label}-t1"}
     started = time.perf_counter()
+    driver: list = []  # per tick: py4j calls, catalyst rule seconds
+    calls = jobs.calls
+    calls.thread = label
+    last = [calls.now()]
 
     def progress(tick, tick_stats):
+        now = calls.now()
+        driver.append((now[0] - last[0][0], now[1] - last[0][1]))
+        last[0] = now
         stats.append(tick_stats)
         log(f"{label} tick {tick}: {tick_stats.seconds:.2f}s")
         current["group"] = f"{label}-t{tick + 1}"
@@ -248,11 +284,12 @@ def run_program(spark, jobs: Jobs, program, ticks: int, edb: dict, label: str, b
     jobs.group("bench")
     jobs.settle()
     per_tick = []
-    for s in stats:
+    for s, (py4j_calls, rule_seconds) in zip(stats, driver):
         ids = jobs.ids(f"{label}-t{s.tick}")
         stages, tasks = jobs.work(ids)
         per_tick.append({"tick": s.tick, "seconds": round(s.seconds, 4), "jobs": len(ids), "stages": stages,
-                         "tasks": tasks, "iterations": s.iterations,
+                         "tasks": tasks, "py4j_calls": py4j_calls, "catalyst_rule_seconds": round(rule_seconds, 4),
+                         "iterations": s.iterations,
                          "facts": s.facts, "incremental": s.incremental, "compiled": s.compiled})
     return box.get("run"), per_tick, total, status
 
@@ -313,6 +350,8 @@ def two_phase_commit(spark, jobs, floor_seconds, transactions, participants, tic
          jobs_per_tick_median=median(window(per_tick, steady_from, ticks, "jobs")),
          stages_per_tick_median=median(window(per_tick, steady_from, ticks, "stages")),
          tasks_per_tick_median=median(window(per_tick, steady_from, ticks, "tasks")),
+         py4j_calls_per_tick_median=median(window(per_tick, steady_from, ticks, "py4j_calls")),
+         catalyst_rule_seconds_per_tick_median=median(window(per_tick, steady_from, ticks, "catalyst_rule_seconds")),
          ratio_to_floor=ratio(tick_median, floor_seconds), target_ratio_to_floor=TARGETS["tick_over_floor"],
          total_seconds=round(total, 3), **check, per_tick=per_tick)
 
@@ -356,6 +395,9 @@ def broadcast_sizes(spark, jobs, floor_seconds, sizes, ticks, steady_from, edb_m
              jobs_per_tick_median=median(window(per_tick, steady_from, ticks, "jobs")),
              stages_per_tick_median=median(window(per_tick, steady_from, ticks, "stages")),
              tasks_per_tick_median=median(window(per_tick, steady_from, ticks, "tasks")),
+             py4j_calls_per_tick_median=median(window(per_tick, steady_from, ticks, "py4j_calls")),
+             catalyst_rule_seconds_per_tick_median=median(window(per_tick, steady_from, ticks,
+                                                                 "catalyst_rule_seconds")),
              ratio_to_floor=ratio(medians[nodes], floor_seconds), total_seconds=round(total, 3), **check,
              per_tick=per_tick)
     small, large = min(sizes), max(sizes)
