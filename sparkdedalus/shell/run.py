@@ -21,7 +21,6 @@ them), 2 usage errors (one line each).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 
@@ -30,6 +29,7 @@ from sparkdedalus.network import Network
 from sparkdedalus.output import FORMATS, render
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, names, network, writable
+from sparkdedalus.shell.stats import collected, gc_stats, write_stats
 
 ENGINES = ("spark", "reference")
 GC_MODES = ("on", "off")
@@ -116,19 +116,6 @@ def _run_reference(program, args) -> int:
     return 0
 
 
-def collected(program, args) -> list:
-    """The GC rules the run applies: the analysis' unless `--gc off`."""
-    from sparkdedalus.analysis.gc import gc_rules
-    return gc_rules(program) if args.gc != "off" else []
-
-
-def gc_stats(collect: list, persisted: list, dropped: list) -> dict:
-    """The GC part of `--stats`: the rules applied, and per tick the persisted
-    rows carried to the next tick and the rows GC dropped."""
-    return {"gc": bool(collect), "gc_rules": [rule.text() for rule in collect],
-            "persisted_rows_per_tick": persisted, "collected_rows_per_tick": dropped}
-
-
 def _write_reference_stats(path: str, trace, collect: list) -> None:
     stats = {
         "engine": "reference",
@@ -138,17 +125,6 @@ def _write_reference_stats(path: str, trace, collect: list) -> None:
         "facts": {name: len(rows) for name, rows in sorted(trace.at(trace.ticks).items())},
     }
     write_stats(path, stats)
-
-
-def write_stats(path: str, stats: dict) -> None:
-    """`--stats`: `stats` as JSON to `path` (a usage error when it cannot be written)."""
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(stats, handle, indent=2)
-            handle.write("\n")
-    except OSError as exc:
-        raise UsageError(f"--stats: cannot write '{path}': {exc.strerror or exc}") from None
-    print(f"statistics written to {path}", file=sys.stderr)
 
 
 def _check_options(args) -> None:
