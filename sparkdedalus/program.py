@@ -1,6 +1,7 @@
 """The checked program: relations with arities and types, normalised rules,
 facts, strata and components. Immutable; analyses read it, rewrites return a
-new one. Built by `sparkdedalus.checks.build_program`.
+new one. Built by `Program.build` from the fields `sparkdedalus.checks.pipeline`
+checks; its parts are those of `sparkdedalus.checks.parts`.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('log(N, P)@next :- log(N, P); log("a", "hi")@1;')
@@ -12,103 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sparkdedalus.syntax import ast
+from sparkdedalus.checks.parts import BUILTIN_RELATIONS, CRASH, Fact, Relation, Rule, Stratum
 from sparkdedalus.syntax.diagnostics import Sources
-from udfs.registry import FUNCTIONS
 
-#: The built-in relation the failure model fills: crash(L, N, T) holds at every
-#: location L when node N crashes at tick T.
-CRASH = "crash"
-BUILTIN_RELATIONS = {CRASH: (("loc", "node", "tick"), ("string", "string", "int"))}
-
-
-@dataclass(frozen=True)
-class Relation:
-    name: str
-    columns: tuple  # column names; the first is the location
-    types: tuple  # one of ast.TYPES per column
-    pos: ast.Pos  # the declaration, or the first use
-    declared: bool = False
-    auxiliary: str = ""  # not in the source, made by the front end: what it is for (checks/normalize.py, seal.py)
-
-    @property
-    def arity(self) -> int:
-        return len(self.columns)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A rule of the program. Wildcards are renamed to fresh variables `_#k`
-    (unusable in source), `.persist` is expanded into an identity `@next` rule,
-    a negated atom repeating an existential variable reads an auxiliary
-    projection relation defined by a rule of its own."""
-
-    head: ast.Atom
-    delivery: str  # "now", "next" or "async"
-    body: tuple
-    component: str
-    index: int
-    pos: ast.Pos = field(compare=False)
-    persistence: bool = False  # an identity rule `r(X..)@next :- r(X..);`
-    sealed: str = ""  # the relation of the `seal` head this rule desugars (checks/seal.py)
-
-    @property
-    def positive_atoms(self) -> list[ast.Atom]:
-        """Positive atoms over stored relations (function relations excluded)."""
-        return [lit for lit in self.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS]
-
-    @property
-    def function_atoms(self) -> list[ast.Atom]:
-        return [lit for lit in self.body if isinstance(lit, ast.Atom) and lit.name in FUNCTIONS]
-
-    @property
-    def negated_atoms(self) -> list[ast.Atom]:
-        return [lit.atom for lit in self.body if isinstance(lit, ast.Negated)]
-
-    @property
-    def comparisons(self) -> list[ast.Comparison]:
-        return [lit for lit in self.body if isinstance(lit, ast.Comparison)]
-
-    @property
-    def choose(self) -> ast.Choose | None:
-        found = [lit for lit in self.body if isinstance(lit, ast.Choose)]
-        return found[0] if found else None
-
-    @property
-    def aggregates(self) -> list[ast.Aggregate]:
-        return [a for a in self.head.args if isinstance(a, ast.Aggregate)]
-
-    @property
-    def is_aggregate(self) -> bool:
-        return bool(self.aggregates)
-
-    def text(self) -> str:
-        from sparkdedalus.syntax.printer import format_rule
-        return format_rule(ast.Rule(self.head, self.delivery, self.body))
-
-
-@dataclass(frozen=True)
-class Fact:
-    atom: ast.Atom
-    tick: int | None  # None: an EDB fact, true at every tick
-    component: str
-    pos: ast.Pos = field(compare=False)
-
-    @property
-    def row(self) -> tuple:
-        return tuple(arg.value for arg in self.atom.args)
-
-
-@dataclass(frozen=True)
-class Stratum:
-    """Same-tick relations evaluated together: every relation a rule here
-    negates or aggregates lives in an earlier stratum."""
-
-    index: int
-    relations: frozenset
-    rules: tuple  # indices into Program.rules of the "now" rules deriving these relations
-    recursive: bool  # some rule here reads a relation of this stratum
-
+__all__ = ["BUILTIN_RELATIONS", "CRASH", "Fact", "Program", "Relation", "Rule", "Stratum"]
 
 @dataclass(frozen=True, eq=False)
 class Program:
@@ -127,18 +35,23 @@ class Program:
 
     # -- construction
     @staticmethod
+    def build(loaded, strict: bool = False) -> "Program":
+        """Check `loaded` (from `syntax.loader`); raise `DiagnosticError` with all
+        errors and warnings, or return the Program (its warnings attached)."""
+        from sparkdedalus.checks.pipeline import check
+        return Program(**check(loaded, strict))
+
+    @staticmethod
     def parse(text: str, file: str = "<string>", strict: bool = False) -> "Program":
         """Parse and check program text; raises `DiagnosticError` when invalid."""
-        from sparkdedalus.checks import build_program
         from sparkdedalus.syntax.loader import load_text
-        return build_program(load_text(text, file), strict=strict)
+        return Program.build(load_text(text, file), strict=strict)
 
     @staticmethod
     def from_files(*paths: str, strict: bool = False) -> "Program":
         """Read, include, check: several files form one program."""
-        from sparkdedalus.checks import build_program
         from sparkdedalus.syntax.loader import load_files
-        return build_program(load_files(list(paths)), strict=strict)
+        return Program.build(load_files(list(paths)), strict=strict)
 
     # -- queries
     def rules_of(self, delivery: str) -> list[Rule]:

@@ -73,3 +73,13 @@ def write(directory, name: str, text: str) -> str:
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(textwrap.dedent(text))
     return path
+
+
+def exit_code(argv: list) -> int:
+    """The exit code of `sparkdedalus ARGV`: what `main` returns, or the code of
+    argparse's `SystemExit` (an option its `type=` or `choices=` refused)."""
+    from sparkdedalus.shell.cli import main
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code

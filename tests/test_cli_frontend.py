@@ -95,7 +95,8 @@ def test_check_missing_file(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["check"], "sparkdedalus check: error: the following arguments are required: FILE"),
     (["frob"], "sparkdedalus: error: argument COMMAND: invalid choice: 'frob'"),
-    (["run", "x.ded", "--bogus"], "sparkdedalus: error: unrecognized arguments: --bogus"),
+    (["run", "x.ded", "--ticks", "1", "--bogus"], "sparkdedalus: error: unrecognized arguments: --bogus"),
+    (["run", "x.ded"], "sparkdedalus run: error: the following arguments are required: --ticks"),
 ])
 def test_usage_error_is_one_line_exit_2(capsys, argv, message):
     with pytest.raises(SystemExit) as info:

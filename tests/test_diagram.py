@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from frontend_helpers import exit_code
 from sparkdedalus.shell.cli import main
 from sparkdedalus.diagram import Diagram, from_store, html_text, svg_text
 from sparkdedalus.diagram.model import node_order
@@ -134,14 +135,18 @@ def test_nodes_are_ordered_by_value():
 
 def test_usage_and_missing_store_errors(tmp_path, capsys):
     assert main(["diagram", str(tmp_path), "--out", "run.png"]) == 2
-    assert main(["diagram", str(tmp_path), "--out", "run.svg", "--from", "x"]) == 2
-    assert main(["diagram", str(tmp_path), "--out", "run.svg", "--format", "pdf"]) == 2
+    assert exit_code(["diagram", str(tmp_path), "--out", "run.svg", "--from", "x"]) == 2
+    assert exit_code(["diagram", str(tmp_path), "--out", "run.svg", "--format", "pdf"]) == 2
+    assert exit_code(["diagram", str(tmp_path), "--out", str(tmp_path / "no" / "run.svg")]) == 2
     assert main(["diagram", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run.svg")]) == 1
     errors = capsys.readouterr().err.splitlines()
     assert errors == [
         "sparkdedalus: error: --out: cannot tell the format of 'run.png'; add --format html or --format svg",
-        "sparkdedalus: error: --from: expected an integer, got 'x'",
-        "sparkdedalus: error: --format: expected html or svg, got 'pdf'",
+        "sparkdedalus diagram: error: argument --from: expected an integer, got 'x' (see --help)",
+        "sparkdedalus diagram: error: argument --format: invalid choice: 'pdf' (choose from 'html', 'svg') "
+        "(see --help)",
+        f"sparkdedalus diagram: error: argument --out: cannot write '{tmp_path / 'no' / 'run.svg'}': "
+        f"no directory '{tmp_path / 'no'}' (see --help)",
         f"sparkdedalus: error: {tmp_path / 'nowhere'} is not a sparkdedalus run directory (no manifest.json)"]
     assert not (tmp_path / "run.svg").exists()
 

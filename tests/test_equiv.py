@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from frontend_helpers import exit_code
 from sparkdedalus import Program
 from sparkdedalus.network import Network
 from sparkdedalus.shell.cli import main
@@ -73,8 +74,16 @@ def test_outputs_decide_what_is_compared(tmp_path, capsys):
 
 def test_usage_errors_exit_2(tmp_path, capsys):
     a, b = _files(tmp_path, a=NONCONFLUENT + ".output nothere\n", b=VARIANT)
-    assert main(["equiv", a, b, "--ticks", "0"]) == 2
-    assert main(["equiv", a, b, "--ticks", "3", "--network", "delay=slow"]) == 2
+    assert exit_code(["equiv", a, b, "--ticks", "0"]) == 2
+    assert exit_code(["equiv", a, b, "--ticks", "3", "--network", "delay=slow"]) == 2
+    assert exit_code(["equiv", a, b, "--ticks", "3", "--seeds", "x"]) == 2
+    assert exit_code(["equiv", a, b, "--ticks", "3", "--format", "yaml"]) == 2
     assert main(["equiv", a, b, "--ticks", "3"]) == 2  # nothere is no relation of either
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 3 and "'nothere' is not a relation of program A" in err[2]
+    assert err[:4] == ["sparkdedalus equiv: error: argument --ticks: expected an integer >= 1, got 0 (see --help)",
+                       "sparkdedalus equiv: error: argument --network: bad network item 'delay=slow': expected "
+                       "delay=fixed or delay=uniform(LOW,HIGH) (see --help)",
+                       "sparkdedalus equiv: error: argument --seeds: expected an integer, got 'x' (see --help)",
+                       "sparkdedalus equiv: error: argument --format: invalid choice: 'yaml' (choose from 'text', "
+                       "'json') (see --help)"]
+    assert len(err) == 5 and "'nothere' is not a relation of program A" in err[4]

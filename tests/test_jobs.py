@@ -48,7 +48,7 @@ def test_usage_errors_are_one_line_exit_2():
         ("run_program.py", broadcast, "--ticks", "3"):
             "run_program.py: error: the following arguments are required: --store (see --help)\n",
         ("run_program.py", broadcast, "--ticks", "0", "--store", "x"):
-            "run_program.py: error: --ticks: expected an integer >= 1, got 0\n",
+            "run_program.py: error: argument --ticks: expected an integer >= 1, got 0 (see --help)\n",
         ("run_program.py", broadcast, "--ticks", "3", "--store", "x", "--network", "delay=never"):
             None,  # the network parser's own message, checked for shape only
         ("check_program.py",): "check_program.py: error: the following arguments are required: FILE (see --help)\n",
@@ -60,7 +60,7 @@ def test_usage_errors_are_one_line_exit_2():
         if message is not None:
             assert err == message
         else:
-            assert err.startswith("run_program.py: error: --network: ")
+            assert err.startswith("run_program.py: error: argument --network: ")
 
 
 def test_bad_programs_exit_1_with_file_line_col_before_spark(tmp_path):

@@ -16,7 +16,7 @@ from reference_helpers import EXAMPLES, run_example, run_text
 from sparkdedalus.network import Message, Network
 from sparkdedalus.reference.provenance import Absent, FactAt
 from sparkdedalus.reference.why import why
-from sparkdedalus.shell.cli import main
+from frontend_helpers import exit_code
 
 BROADCAST = os.path.join(EXAMPLES, "broadcast.ded")
 # examples/broadcast.ded: the rules' lines, and the facts' lines
@@ -167,7 +167,7 @@ def test_why_needs_provenance_and_a_fitting_row():
 # ------------------------------------------------------------ the command line
 
 def why_cli(capsys, *argv):
-    status = main(["why", *argv])
+    status = exit_code(["why", *argv])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -216,15 +216,17 @@ def test_cli_does_not_hold_exits_1(capsys):
     (["--ticks", "3", 'nope("c")@3'], "fact pattern 'nope(\"c\")@3': unknown relation 'nope'"),
     (["--ticks", "3", 'log("c")@3'], "fact pattern 'log(\"c\")@3': 'log' has 2 columns, not 1"),
     (["--ticks", "3", 'log("c", "hi")@4'], "fact pattern 'log(\"c\", \"hi\")@4': tick 4 is outside the run"),
-    (["--ticks", "3", 'log("c", "hi")@3', "--engine", "spark"], "--engine: why runs on the reference engine only"),
-    (["--ticks", "3", 'log("c", "hi")@3', "--format", "html"], "--format: expected one of text, json"),
-    (["--ticks", "x", 'log("c", "hi")@3'], "--ticks: expected an integer"),
+    (["--ticks", "3", 'log("c", "hi")@3', "--engine", "spark"],
+     "why: error: argument --engine: invalid choice: 'spark' (choose from 'reference')"),
+    (["--ticks", "3", 'log("c", "hi")@3', "--format", "html"],
+     "why: error: argument --format: invalid choice: 'html' (choose from 'text', 'json')"),
+    (["--ticks", "x", 'log("c", "hi")@3'], "why: error: argument --ticks: expected an integer, got 'x'"),
 ])
 def test_cli_usage_errors_exit_2_with_one_line(capsys, argv, message):
     status, out, err = why_cli(capsys, BROADCAST, *argv)
     assert status == 2 and out == ""
     (line,) = err.strip().splitlines()
-    assert line.startswith(f"sparkdedalus: error: {message}")
+    assert line.startswith(f"sparkdedalus{'' if message.startswith('why: ') else ': error:'} {message}"), line
 
 
 def test_cli_a_bad_program_gives_diagnostics(tmp_path, capsys):
@@ -267,5 +269,5 @@ def doc_sessions():
 @pytest.mark.parametrize("argv,output", [pytest.param(*s, id=" ".join(s[0][3:])) for s in doc_sessions()])
 def test_the_documented_outputs_are_true(capsys, monkeypatch, argv, output):
     monkeypatch.chdir(os.path.join(EXAMPLES, os.pardir))
-    main(argv)
+    exit_code(argv)
     assert capsys.readouterr().out.splitlines() == output

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from frontend_helpers import exit_code
 from reference_helpers import EXAMPLES
 from sparkdedalus.shell.cli import main
 
@@ -14,7 +15,7 @@ BROADCAST = os.path.join(EXAMPLES, "broadcast.ded")
 
 
 def run_cli(capsys, *argv):
-    status = main(["run", *argv])
+    status = exit_code(["run", *argv])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -49,22 +50,27 @@ def test_rows_of_mixed_types_sort_deterministically(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--engine", "reference"], "--ticks N is required"),
-    (["--engine", "reference", "--ticks", "x"], "--ticks: expected an integer, got 'x'"),
-    (["--engine", "reference", "--ticks", "0"], "--ticks: expected an integer >= 1"),
-    (["--engine", "reference", "--ticks", "2", "--at", "3"], "--at 3 is after the last tick (2)"),
-    (["--engine", "reference", "--ticks", "2", "--relations", "log,nope"], "--relations: unknown relation 'nope'"),
-    (["--engine", "reference", "--ticks", "2", "--network", "delay=uniform(2,1)"], "--network: bad network item"),
-    (["--engine", "reference", "--ticks", "2", "--seed", "s"], "--seed: expected an integer"),
-    (["--engine", "duckdb", "--ticks", "2"], "--engine: expected one of spark, reference"),
-    (["--engine", "reference", "--ticks", "2", "--format", "xml"], "--format: expected one of table, json, csv"),
+    (["--engine", "reference"], "sparkdedalus run: error: the following arguments are required: --ticks"),
+    (["--engine", "reference", "--ticks", "x"], "sparkdedalus run: error: argument --ticks: expected an integer, got 'x'"),
+    (["--engine", "reference", "--ticks", "0"], "sparkdedalus run: error: argument --ticks: expected an integer >= 1"),
+    (["--engine", "reference", "--ticks", "2", "--at", "3"], "sparkdedalus: error: --at 3 is after the last tick (2)"),
+    (["--engine", "reference", "--ticks", "2", "--relations", "log,nope"],
+     "sparkdedalus: error: --relations: unknown relation 'nope'"),
+    (["--engine", "reference", "--ticks", "2", "--relations", "log,"],
+     "sparkdedalus run: error: argument --relations: expected comma-separated names, got 'log,'"),
+    (["--engine", "reference", "--ticks", "2", "--network", "delay=uniform(2,1)"],
+     "sparkdedalus run: error: argument --network: bad network item"),
+    (["--engine", "reference", "--ticks", "2", "--seed", "s"], "sparkdedalus run: error: argument --seed: expected an integer"),
+    (["--engine", "duckdb", "--ticks", "2"], "sparkdedalus run: error: argument --engine: invalid choice: 'duckdb'"),
+    (["--engine", "reference", "--ticks", "2", "--format", "xml"],
+     "sparkdedalus run: error: argument --format: invalid choice: 'xml'"),
 ])
 def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
     status, out, err = run_cli(capsys, BROADCAST, *argv)
     assert status == 2
     assert out == ""
     (line,) = err.strip().splitlines()
-    assert line.startswith(f"sparkdedalus: error: {message}")
+    assert line.startswith(message)
 
 
 def test_bad_input_data_exits_1(tmp_path, capsys):

@@ -15,6 +15,7 @@ import textwrap
 
 import pytest
 
+from frontend_helpers import exit_code
 from reference_helpers import EXAMPLES, REPO, history
 from sparkdedalus import Program
 from sparkdedalus.analysis.gc import gc_rules
@@ -150,8 +151,7 @@ def test_workloads_1000_requests_500_ticks(name):
 # ---------------------------------------------------------------- the CLI
 
 def cli(capsys, *argv):
-    from sparkdedalus.shell.cli import main
-    status = main(["run", *argv])
+    status = exit_code(["run", *argv])
     out = capsys.readouterr()
     return status, out.out, out.err
 
@@ -179,7 +179,7 @@ def test_run_gc_and_stats(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--engine", "reference", "--gc", "maybe"], "--gc: expected on or off, got 'maybe'"),
+    (["--engine", "reference", "--gc", "maybe"], "argument --gc: invalid choice: 'maybe' (choose from 'on', 'off')"),
     (["--gc", "on", "--engine", "spark", "--relations", "nope"], "--relations: unknown relation 'nope'"),
 ])
 def test_run_gc_usage_errors(capsys, argv, message):

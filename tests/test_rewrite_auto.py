@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from frontend_helpers import exit_code
 
 import sparkdedalus.rewrite
 from sparkdedalus import Program
@@ -112,14 +113,12 @@ def test_auto_composes_with_the_other_steps_in_order(capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--auto", "leader,nope"], "--auto leader,nope: no component 'nope'"),
-    (["--auto", "leader", "--partitions", "0"], "--partitions 0: expected N >= 1"),
-    (["--auto", "leader", "--partitions", "x"], "invalid int value"),
-    (["--partition", "leader:2", "--partitions", "3"], "--partitions 3: expected N >= 1, with --auto"),
+    (["--auto", "leader", "--partitions", "0"], "argument --partitions: expected an integer >= 1, got 0"),
+    (["--auto", "leader", "--partitions", "x"], "argument --partitions: expected an integer, got 'x'"),
+    (["--partition", "leader:2", "--partitions", "3"], "--partitions 3: partitions per --auto partitioning; "
+                                                       "there is no --auto"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message, capsys):
-    try:
-        code = main(["rewrite", VOTING, *args])
-    except SystemExit as exc:  # argparse's own errors
-        code = exc.code
+    code = exit_code(["rewrite", VOTING, *args])
     err = capsys.readouterr().err
     assert (code, len(err.splitlines())) == (2, 1) and message in err, err

@@ -7,6 +7,7 @@ one line, exit 2."""
 from __future__ import annotations
 
 import pytest
+from frontend_helpers import exit_code
 from rewrite_helpers import EXAMPLES, decouple_and_compare
 
 from sparkdedalus import Program
@@ -87,6 +88,6 @@ def test_the_rewrite_command_prints_a_program_that_passes_equiv(tmp_path, capsys
     ("leader:ballot:client", "new component name 'client' is taken"),
 ])
 def test_bad_input_is_one_line_exit_2(spec, message, capsys):
-    code = main(["rewrite", str(EXAMPLES / "voting.ded"), "--decouple", spec])
+    code = exit_code(["rewrite", str(EXAMPLES / "voting.ded"), "--decouple", spec])
     err = capsys.readouterr().err
     assert (code, len(err.splitlines())) == (2, 1) and message in err, err

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from frontend_helpers import exit_code
 
 from sparkdedalus import Program
 from sparkdedalus.network import Network
@@ -125,7 +126,7 @@ def test_a_partial_policy_gets_the_coordinated_rewrite(tmp_path, capsys):
     ("leader", "expected COMPONENT:N with N >= 1"),
 ])
 def test_bad_input_is_one_line_exit_2(spec, message, capsys):
-    code = main(["rewrite", str(EXAMPLES / "voting.ded"), "--partition", spec])
+    code = exit_code(["rewrite", str(EXAMPLES / "voting.ded"), "--partition", spec])
     err = capsys.readouterr().err
     assert (code, len(err.splitlines())) == (2, 1) and message in err, err
 

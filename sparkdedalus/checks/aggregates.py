@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparkdedalus.program import Rule
+from sparkdedalus.checks.parts import Rule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import expr_vars
 from sparkdedalus.syntax.diagnostics import Diagnostic

@@ -5,7 +5,7 @@ observer rule (a warning; an error under `check --strict`)."""
 from __future__ import annotations
 
 from sparkdedalus.checks.normalize import is_wildcard
-from sparkdedalus.program import Rule
+from sparkdedalus.checks.parts import Rule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.diagnostics import Diagnostic
 from sparkdedalus.syntax.printer import format_expr

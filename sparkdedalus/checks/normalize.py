@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from sparkdedalus.checks.seal import desugar_seals
-from sparkdedalus.program import BUILTIN_RELATIONS, Fact, Rule
+from sparkdedalus.checks.parts import BUILTIN_RELATIONS, Fact, Rule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from sparkdedalus.syntax.diagnostics import Diagnostic

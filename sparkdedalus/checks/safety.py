@@ -7,7 +7,7 @@ atoms only are existential: normalisation has already replaced them.)"""
 from __future__ import annotations
 
 from sparkdedalus.checks.normalize import is_wildcard
-from sparkdedalus.program import Rule
+from sparkdedalus.checks.parts import Rule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from sparkdedalus.syntax.diagnostics import Diagnostic

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 
 from sparkdedalus.checks.dependencies import Edge, strongly_connected
-from sparkdedalus.program import Stratum
+from sparkdedalus.checks.parts import Stratum
 from sparkdedalus.syntax.diagnostics import Diagnostic
 
 

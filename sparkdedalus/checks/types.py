@@ -8,7 +8,7 @@ double, `sum`/`min`/`max` the aggregated variable's type.
 
 from __future__ import annotations
 
-from sparkdedalus.program import BUILTIN_RELATIONS
+from sparkdedalus.checks.parts import BUILTIN_RELATIONS
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.diagnostics import Diagnostic
 from udfs.registry import FUNCTIONS

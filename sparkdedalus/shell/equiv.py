@@ -24,6 +24,7 @@ from sparkdedalus.errors import UsageError
 from sparkdedalus.network import Network
 from sparkdedalus.output import sort_key
 from sparkdedalus.shell.check import add_hidden_strict
+from sparkdedalus.shell.options import integer, network
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_atom
 
@@ -142,35 +143,18 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("equiv", help="run two programs under many delay seeds and compare their outputs")
     parser.add_argument("a", metavar="A.ded")
     parser.add_argument("b", metavar="B.ded")
-    parser.add_argument("--ticks", metavar="N", required=True, help="run ticks 1..N")
-    parser.add_argument("--seeds", metavar="K", default="20", help="number of seeds (default 20)")
-    parser.add_argument("--network", metavar="SPEC", default=DEFAULT_NETWORK,
+    parser.add_argument("--ticks", metavar="N", required=True, type=integer(minimum=1), help="run ticks 1..N")
+    parser.add_argument("--seeds", metavar="K", default=20, type=integer(minimum=1), help="number of seeds (default 20)")
+    parser.add_argument("--network", metavar="SPEC", default=DEFAULT_NETWORK, type=network,
                         help=f"delay model and failures (default {DEFAULT_NETWORK}); seed= is the first seed")
-    parser.add_argument("--format", default="text", help="text (default) or json")
+    parser.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
     add_hidden_strict(parser)
     parser.set_defaults(handler=handle)
 
 
-def _positive(text: str, option: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise UsageError(f"{option}: expected an integer >= 1, got '{text}'")
-    return value
-
-
 def handle(args) -> int:
     from sparkdedalus.program import Program
-    if args.format not in FORMATS:
-        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
-    ticks, seeds = _positive(args.ticks, "--ticks"), _positive(args.seeds, "--seeds")
-    try:
-        network = Network.parse(args.network)
-    except ValueError as exc:
-        raise UsageError(f"--network: {exc}") from None
     a, b = Program.from_files(args.a, strict=args.strict), Program.from_files(args.b, strict=args.strict)
-    result = compare(a, b, ticks, seeds, network)
+    result = compare(a, b, args.ticks, args.seeds, args.network)
     print(json.dumps(result.to_json(), indent=2) if args.format == "json" else render(result, args.a, args.b))
     return 0 if result.difference is None else 1

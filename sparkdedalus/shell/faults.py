@@ -26,7 +26,7 @@ import time
 
 from sparkdedalus.errors import UsageError
 from sparkdedalus.shell.check import add_hidden_strict
-from sparkdedalus.shell.run import int_option
+from sparkdedalus.shell.options import integer, key_value, names
 
 ENGINES = ("spark", "reference")
 FORMATS = ("text", "json")
@@ -40,18 +40,18 @@ def add_parser(commands) -> None:
     """Add the `faults` subcommand to the CLI's subparsers."""
     faults = commands.add_parser("faults", help="check the pre/post invariant under every failure scenario")
     faults.add_argument("files", nargs="+", metavar="FILE")
-    faults.add_argument("--nodes", metavar="A,B,..", required=True, help="the nodes whose messages may be lost or who may crash")
-    faults.add_argument("--eot", metavar="N", required=True, help="the last tick; pre and post are read there")
-    faults.add_argument("--eff", metavar="N", required=True, help="omissions at the send ticks t < EFF (0: none)")
-    faults.add_argument("--crashes", metavar="N", default="0", help="crash at most N nodes (default 0)")
-    faults.add_argument("--sample", metavar="N", help="check N scenarios drawn at random instead of all")
-    faults.add_argument("--seed", metavar="S", default="0", help="seed of --sample (default 0)")
-    faults.add_argument("--engine", default="spark", help="spark (default: all scenarios at once) or reference (one by one)")
-    faults.add_argument("--format", default="text", help="text (default) or json")
+    faults.add_argument("--nodes", metavar="A,B,..", required=True, type=names, help="the nodes whose messages may be lost or who may crash")
+    faults.add_argument("--eot", metavar="N", required=True, type=integer(minimum=1), help="the last tick; pre and post are read there")
+    faults.add_argument("--eff", metavar="N", required=True, type=integer(minimum=0), help="omissions at the send ticks t < EFF (0: none)")
+    faults.add_argument("--crashes", metavar="N", default=0, type=integer(minimum=0), help="crash at most N nodes (default 0)")
+    faults.add_argument("--sample", metavar="N", type=integer(minimum=1), help="check N scenarios drawn at random instead of all")
+    faults.add_argument("--seed", metavar="S", type=integer(), help="seed of --sample (default 0)")
+    faults.add_argument("--engine", default="spark", choices=ENGINES, help="spark (default: all scenarios at once) or reference (one by one)")
+    faults.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
     faults.add_argument("--store", metavar="PATH", help=f"store the {STORED} smallest counterexamples as runs under PATH")
     faults.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
     faults.add_argument("--remote", metavar="URL", help="use Spark Connect at URL")
-    faults.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[],
+    faults.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[], type=key_value,
                         help="a Spark setting for the session the command creates (repeatable)")
     faults.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     faults.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
@@ -64,9 +64,8 @@ def handle(args, new_session=None) -> int:
     --master or --remote asks for, as `run` makes it)."""
     from sparkdedalus.faults.space import MAX_SCENARIOS, Space
     from sparkdedalus.program import Program
-    from sparkdedalus.shell.run import conf_settings
     options = _options(args)
-    args.conf_settings = conf_settings(args.conf)
+    args.conf_settings = dict(args.conf)
     program = Program.from_files(*args.files, strict=args.strict)
     _check_program(program, options["nodes"])
     try:
@@ -93,18 +92,11 @@ def handle(args, new_session=None) -> int:
 
 
 def _options(args) -> dict:
-    """The space's options as `Engine.faults` takes them; usage errors for the rest."""
-    if args.engine not in ENGINES:
-        raise UsageError(f"--engine: expected one of {', '.join(ENGINES)}, got '{args.engine}'")
-    if args.format not in FORMATS:
-        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
-    nodes = tuple(node.strip() for node in args.nodes.split(","))
-    if not all(nodes):
-        raise UsageError(f"--nodes: expected comma-separated node names, got '{args.nodes}'")
-    return {"nodes": nodes, "eot": int_option("--eot", args.eot, 1), "eff": int_option("--eff", args.eff, 0),
-            "crashes": int_option("--crashes", args.crashes, 0),
-            "sample": None if args.sample is None else int_option("--sample", args.sample, 1),
-            "seed": int_option("--seed", args.seed, None)}
+    """The space's options as `Engine.faults` takes them; --seed without --sample is refused."""
+    if args.seed is not None and args.sample is None:
+        raise UsageError("--seed needs --sample N: it seeds the sample's draw")
+    return {"nodes": args.nodes, "eot": args.eot, "eff": args.eff, "crashes": args.crashes, "sample": args.sample,
+            "seed": args.seed or 0}
 
 
 def _check_program(program, nodes: tuple) -> None:

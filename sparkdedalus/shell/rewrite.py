@@ -20,53 +20,66 @@ partition, B.4), and refuses with the reasons (exit 1) when it is none.
 its notes on stderr too. `--coordinate` applies the coordination rewrite
 (`rewrite.coordinate`) at its place in the order; a program with nothing to
 coordinate is printed unchanged with a note (stderr too), one it cannot
-coordinate is refused with the reason (exit 1). Bad input: one line, exit 2.
+coordinate is refused with the reason (exit 1). Bad input: one line, exit 2,
+before any work: an --out that cannot be written, a component named twice in
+--auto (in one list or two), --partitions without --auto, --force without
+--decouple (the other rewrites always check their preconditions).
 """
 
 from __future__ import annotations
 
 import sys
+from argparse import ArgumentTypeError
 
 from sparkdedalus.errors import UsageError, UserError
 from sparkdedalus.shell.check import add_hidden_strict
+from sparkdedalus.shell.options import component_count, integer, names, step, writable, write_text
 
 
 def add_parser(commands) -> None:
     parser = commands.add_parser("rewrite", help="decouple rules into a new component; print the program")
     parser.add_argument("files", nargs="+", metavar="FILE")
-    parser.add_argument("--decouple", action="append", dest="steps", default=[], type=lambda t: ("decouple", t),
+    parser.add_argument("--decouple", action="append", dest="steps", default=[], type=step("decouple", _spec),
                         metavar="COMPONENT:RULES[:NEWNAME]",
                         help="move the rules RULES (head relations or line numbers, comma-separated)")
-    parser.add_argument("--partition", action="append", dest="steps", type=lambda t: ("partition", t),
+    parser.add_argument("--partition", action="append", dest="steps", type=step("partition", component_count),
                         metavar="COMPONENT:N", help="run COMPONENT on N partitions per location, routed by its policy")
-    parser.add_argument("--auto", action="append", dest="steps", type=lambda t: ("auto", t),
+    parser.add_argument("--auto", action="append", dest="steps", type=step("auto", names),
                         metavar="COMPONENT[,COMPONENT...]", help="apply every rewrite the analyses allow")
-    parser.add_argument("--coordinate", action="append_const", dest="steps", const=("coordinate", ""),
+    parser.add_argument("--coordinate", action="append_const", dest="steps", const=("coordinate", ()),
                         help="count messages where their order matters (seed 004 coordination)")
-    parser.add_argument("--partitions", type=int, metavar="N", help="partitions per --auto partitioning (default 4)")
-    parser.add_argument("--out", metavar="FILE", help="write the program to FILE (default: print it)")
-    parser.add_argument("--force", action="store_true", help="apply even when the precondition fails (unchecked)")
+    parser.add_argument("--partitions", type=integer(minimum=1), metavar="N",
+                        help="partitions per --auto partitioning (default 4)")
+    parser.add_argument("--out", metavar="FILE", type=writable, help="write the program to FILE (default: print it)")
+    parser.add_argument("--force", action="store_true",
+                        help="apply a --decouple even when no precondition holds (unchecked)")
     add_hidden_strict(parser)
     parser.set_defaults(handler=handle)
 
 
 def _spec(text: str) -> tuple:
+    """COMPONENT:RULES[:NEWNAME]: (component, selectors, new name)."""
     parts = text.split(":")
     if len(parts) not in (2, 3) or not all(parts):
-        raise UsageError(f"--decouple {text!r}: expected COMPONENT:RULES[:NEWNAME]")
+        raise ArgumentTypeError(f"expected COMPONENT:RULES[:NEWNAME], got '{text}'")
     component, rules = parts[0], [s.strip() for s in parts[1].split(",")]
     return component, rules, parts[2] if len(parts) == 3 else f"{component}_2"
 
 
-def _partition_spec(text: str) -> tuple:
-    component, _, n = text.rpartition(":")
-    try:
-        count = int(n)
-    except ValueError:
-        count = 0
-    if not component or count < 1:
-        raise UsageError(f"--partition {text!r}: expected COMPONENT:N with N >= 1")
-    return component, count
+def _check_steps(args) -> None:
+    """Refuse the options that would not act: --partitions without --auto, --force
+    without --decouple, and a component named twice in --auto."""
+    kinds = {kind for kind, _ in args.steps}
+    if args.partitions is not None and "auto" not in kinds:
+        raise UsageError(f"--partitions {args.partitions}: partitions per --auto partitioning; there is no --auto "
+                         f"(--partition takes COMPONENT:N)")
+    if args.force and "decouple" not in kinds:
+        raise UsageError("--force applies to --decouple only: --partition, --auto and --coordinate "
+                         "always check their preconditions")
+    named = [component for kind, components in args.steps if kind == "auto" for component in components]
+    twice = sorted({component for component in named if named.count(component) > 1})
+    if twice:
+        raise UsageError(f"--auto: component '{twice[0]}' is named twice")
 
 
 def _partition(program, component: str, n: int, notes: list):
@@ -85,12 +98,12 @@ def _partition(program, component: str, n: int, notes: list):
     return program
 
 
-def _auto(program, text: str, n: int, notes: list):
+def _auto(program, components: tuple, n: int, notes: list):
     from sparkdedalus.rewrite import auto
     try:
-        program, applied = auto.auto(program, [c.strip() for c in text.split(",")], n)
+        program, applied = auto.auto(program, list(components), n)
     except ValueError as exc:
-        raise UsageError(f"--auto {text}: {exc}") from None
+        raise UsageError(f"--auto {','.join(components)}: {exc}") from None
     print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
     notes += applied
     return program
@@ -146,16 +159,15 @@ def handle(args) -> int:
     if not args.steps:
         raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N, "
                          "--auto COMPONENT[,COMPONENT...] or --coordinate")
-    if args.partitions is not None and (args.partitions < 1 or all(kind != "auto" for kind, _ in args.steps)):
-        raise UsageError(f"--partitions {args.partitions}: expected N >= 1, with --auto")
-    parse = {"decouple": _spec, "partition": _partition_spec, "auto": lambda text: (text, args.partitions or 4),
-             "coordinate": lambda text: ()}
-    steps = [(kind, parse[kind](text)) for kind, text in args.steps]
+    _check_steps(args)
     program = Program.from_files(*args.files, strict=args.strict)
     notes = []
-    for kind, spec in steps:
+    for kind, spec in args.steps:
+        if kind == "auto":
+            program = _auto(program, spec, args.partitions or 4, notes)
+            continue
         if kind != "decouple":
-            program = {"partition": _partition, "auto": _auto, "coordinate": _coordinate}[kind](program, *spec, notes)
+            program = {"partition": _partition, "coordinate": _coordinate}[kind](program, *spec, notes)
             continue
         component, selectors, name = spec
         try:
@@ -181,8 +193,7 @@ def handle(args) -> int:
             raise UserError(f"cannot decouple {', '.join(selectors)} from {component}: {exc}") from None
     text = program_text(program, source_rules(program), header=["sparkdedalus rewrite: " + n for n in notes])
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as out:
-            out.write(text)
+        write_text(args.out, text)
     else:
         print(text, end="")
     return 0

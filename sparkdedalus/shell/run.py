@@ -21,12 +21,15 @@ them), 2 usage errors (one line each).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import replace
 
 from sparkdedalus.errors import UsageError
+from sparkdedalus.network import Network
 from sparkdedalus.output import FORMATS, render
 from sparkdedalus.shell.check import add_hidden_strict
+from sparkdedalus.shell.options import integer, key_value, names, network, writable
+from sparkdedalus.shell.stats import collected, gc_stats, write_stats
 
 ENGINES = ("spark", "reference")
 GC_MODES = ("on", "off")
@@ -45,34 +48,38 @@ def add_arguments(run, session_options: bool = True) -> None:
     --store is required."""
     run.add_argument("files", nargs="+", metavar="FILE")
     if session_options:
-        run.add_argument("--engine", default="spark", help="spark (default) or reference")
+        run.add_argument("--engine", default="spark", choices=ENGINES, help="spark (default) or reference")
     else:  # the job's session is spark-submit's: these options have fixed values
         run.set_defaults(engine="spark", master=None, remote=None, verbose=False, ui=False)
-    run.add_argument("--ticks", metavar="N", help="run ticks 1..N (required)")
-    run.add_argument("--format", default="json", help="output format: json (default), table or csv")
-    run.add_argument("--relations", metavar="A,B", help="relations to print (default: the program's outputs)")
-    run.add_argument("--at", metavar="K", help="the tick to print (default: the last)")
-    run.add_argument("--seed", metavar="S", help="seed of the delay model and of choose (overrides seed= in --network)")
-    run.add_argument("--network", metavar="SPEC", default="",
+    run.add_argument("--ticks", metavar="N", dest="tick_count", required=True, type=integer(minimum=1),
+                     help="run ticks 1..N (required)")
+    run.add_argument("--format", default="json", choices=FORMATS, help="output format: json (default), table or csv")
+    run.add_argument("--relations", metavar="A,B", dest="relation_list", type=names,
+                     help="relations to print (default: the program's outputs)")
+    run.add_argument("--at", metavar="K", dest="at_tick", type=integer(minimum=1),
+                     help="the tick to print (default: the last)")
+    run.add_argument("--seed", metavar="S", type=integer(),
+                     help="seed of the delay model and of choose (overrides seed= in --network)")
+    run.add_argument("--network", metavar="SPEC", dest="network_model", default=Network(), type=network,
                      help="e.g. 'delay=uniform(1,3),omit=a>b@2,crash=b@3' (default: every message arrives at t+1)")
     run.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
     if session_options:
         run.add_argument("--master", metavar="URL", default="local[2]",
                          help="Spark master for the session the run creates (default local[2])")
         run.add_argument("--remote", metavar="URL", help="use Spark Connect at URL (e.g. sc://host:15002 or local[2])")
-    run.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[],
+    run.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[], type=key_value,
                      help="a Spark setting for the session the run creates (repeatable), e.g. spark.driver.memory=8g"
                      if session_options else "a runtime Spark setting for the job's session (repeatable); "
                      "the driver's memory is spark-submit's --driver-memory")
     if session_options:
         run.add_argument("--ui", action="store_true", help="keep the Spark UI on and print its address")
-    run.add_argument("--stats", metavar="FILE", help="write run statistics as JSON to FILE")
+    run.add_argument("--stats", metavar="FILE", type=writable, help="write run statistics as JSON to FILE")
     run.add_argument("--store", metavar="PATH", required=not session_options,
                      help="commit every tick to the run directory PATH (Delta tables)")
-    run.add_argument("--gc", metavar="on|off", help="garbage-collect persisted facts "
+    run.add_argument("--gc", choices=GC_MODES, help="garbage-collect persisted facts "
                                                     "(default: on when the GC analysis finds something)")
     run.add_argument("--resume", action="store_true", help="continue the run stored in --store from its last tick")
-    run.add_argument("--commit-every", metavar="K", help="with --store: commit every K ticks and the last (default 1)")
+    run.add_argument("--commit-every", metavar="K", type=integer(minimum=1), help="with --store: commit every K ticks and the last (default 1)")
     run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     if session_options:
@@ -109,19 +116,6 @@ def _run_reference(program, args) -> int:
     return 0
 
 
-def collected(program, args) -> list:
-    """The GC rules the run applies: the analysis' unless `--gc off`."""
-    from sparkdedalus.analysis.gc import gc_rules
-    return gc_rules(program) if args.gc != "off" else []
-
-
-def gc_stats(collect: list, persisted: list, dropped: list) -> dict:
-    """The GC part of `--stats`: the rules applied, and per tick the persisted
-    rows carried to the next tick and the rows GC dropped."""
-    return {"gc": bool(collect), "gc_rules": [rule.text() for rule in collect],
-            "persisted_rows_per_tick": persisted, "collected_rows_per_tick": dropped}
-
-
 def _write_reference_stats(path: str, trace, collect: list) -> None:
     stats = {
         "engine": "reference",
@@ -133,80 +127,22 @@ def _write_reference_stats(path: str, trace, collect: list) -> None:
     write_stats(path, stats)
 
 
-def write_stats(path: str, stats: dict) -> None:
-    """`--stats`: `stats` as JSON to `path` (a usage error when it cannot be written)."""
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(stats, handle, indent=2)
-            handle.write("\n")
-    except OSError as exc:
-        raise UsageError(f"--stats: cannot write '{path}': {exc.strerror or exc}") from None
-    print(f"statistics written to {path}", file=sys.stderr)
-
-
 def _check_options(args) -> None:
-    """Validate the options and add the parsed values: tick_count, at_tick,
-    relation_list and network_model."""
-    if args.engine not in ENGINES:
-        raise UsageError(f"--engine: expected one of {', '.join(ENGINES)}, got '{args.engine}'")
-    if args.format not in FORMATS:
-        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
-    if args.ticks is None:
-        raise UsageError("--ticks N is required")
+    """Refuse the options that do not go together and add the values they make:
+    commit_period, conf_settings, and the --seed in network_model."""
     if args.resume and not args.store:
         raise UsageError("--resume needs --store PATH")
     if args.store and args.engine != "spark":
         raise UsageError("--store needs the spark engine")
-    if args.gc is not None and args.gc not in GC_MODES:
-        raise UsageError(f"--gc: expected on or off, got '{args.gc}'")
     if args.commit_every is not None and not args.store:
         raise UsageError("--commit-every needs --store PATH")
-    args.commit_period = 1 if args.commit_every is None else int_option("--commit-every", args.commit_every, 1)
-    args.conf_settings = conf_settings(args.conf)
+    args.commit_period = args.commit_every or 1
+    args.conf_settings = dict(args.conf)
     if (args.conf_settings or args.ui) and args.engine != "spark":
         raise UsageError(f"{'--conf' if args.conf_settings else '--ui'} needs the spark engine")
     if args.ui and args.remote:
         raise UsageError("--ui needs a local session: a Spark Connect server has its own UI")
-    args.tick_count = int_option("--ticks", args.ticks, minimum=1)
-    args.at_tick = None if args.at is None else int_option("--at", args.at, minimum=1)
     if args.at_tick is not None and args.at_tick > args.tick_count:
         raise UsageError(f"--at {args.at_tick} is after the last tick ({args.tick_count})")
-    args.relation_list = None
-    if args.relations is not None:
-        args.relation_list = [name.strip() for name in args.relations.split(",") if name.strip()]
-        if not args.relation_list:
-            raise UsageError("--relations: expected comma-separated relation names")
-    args.network_model = network_option(args.network, args.seed)
-
-
-def network_option(spec: str, seed: str | None):
-    """The `Network` of `--network SPEC` and `--seed S` (S overrides seed= in SPEC)."""
-    from sparkdedalus.network import Network
-    try:
-        network = Network.parse(spec)
-    except ValueError as exc:
-        raise UsageError(f"--network: {exc}") from None
-    if seed is not None:
-        network = Network(network.delay, int_option("--seed", seed, minimum=None), network.omissions, network.crashes)
-    return network
-
-
-def conf_settings(items: list) -> dict:
-    """--conf KEY=VALUE options as {key: value} (the last one wins)."""
-    settings = {}
-    for item in items:
-        key, equals, value = item.partition("=")
-        if not equals or not key.strip():
-            raise UsageError(f"--conf: expected KEY=VALUE, got '{item}'")
-        settings[key.strip()] = value.strip()
-    return settings
-
-
-def int_option(name: str, text: str, minimum: int | None) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise UsageError(f"{name}: expected an integer, got '{text}'") from None
-    if minimum is not None and value < minimum:
-        raise UsageError(f"{name}: expected an integer >= {minimum}, got {value}")
-    return value
+    if args.seed is not None:
+        args.network_model = replace(args.network_model, seed=args.seed)

@@ -18,7 +18,7 @@ import time
 
 from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
-from sparkdedalus.shell.run import collected, gc_stats, write_stats
+from sparkdedalus.shell.stats import collected, gc_stats, write_stats
 
 
 def spark_session(args):

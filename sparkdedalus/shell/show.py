@@ -15,32 +15,30 @@ from types import SimpleNamespace
 
 from sparkdedalus.errors import UsageError
 from sparkdedalus.output import FORMATS, render
+from sparkdedalus.shell.options import integer
 
 
 def add_parser(commands) -> None:
     show = commands.add_parser("show", help="print a relation of a stored run at a committed tick")
     show.add_argument("store", metavar="STORE", help="a run directory written by 'run --store'")
     show.add_argument("relation", metavar="REL", nargs="?", help="the relation (default: list the relations)")
-    show.add_argument("--at", metavar="K", help="the tick (default: the last committed)")
-    show.add_argument("--format", default="table", help="table (default), json or csv")
+    show.add_argument("--at", metavar="K", type=integer(minimum=1), help="the tick (default: the last committed)")
+    show.add_argument("--format", choices=FORMATS, help="table (default), json or csv")
     show.set_defaults(handler=handle)
 
 
 def handle(args) -> int:
     from sparkdedalus.store import read
-    if args.format not in FORMATS:
-        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
-    try:
-        tick = None if args.at is None else int(args.at)
-    except ValueError:
-        raise UsageError(f"--at: expected an integer, got '{args.at}'") from None
+    if args.relation is None and (args.at is not None or args.format is not None):
+        raise UsageError(f"{'--at' if args.at is not None else '--format'} needs REL: without it, show lists the "
+                         f"run's relations")
     manifest = read.manifest(args.store)
     if args.relation is None:
         print(f"{args.store}: ticks 1..{manifest.last_tick} committed")
         for info in manifest.relations.values():
             print(f"  {info.name}({', '.join(f'{c}: {t}' for c, t in zip(info.columns, info.types))})")
         return 0
-    rows = read.relation_rows(args.store, args.relation, tick)
-    tick = manifest.last_tick if tick is None else tick
-    print(render(args.format, tick, {args.relation: rows}, SimpleNamespace(relations=manifest.relations)))
+    rows = read.relation_rows(args.store, args.relation, args.at)
+    tick = manifest.last_tick if args.at is None else args.at
+    print(render(args.format or "table", tick, {args.relation: rows}, SimpleNamespace(relations=manifest.relations)))
     return 0

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 from sparkdedalus.errors import UsageError
+from sparkdedalus.network import Network
 from sparkdedalus.shell.check import add_hidden_strict
-from sparkdedalus.shell.run import int_option, network_option
+from sparkdedalus.shell.options import integer, network
 
 FORMATS = ("text", "json")
 
@@ -29,13 +31,14 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("why", help="how a fact was derived (or why it does not hold), every derivation")
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("fact", metavar="'rel(args)@T'", help="the fact and its tick, e.g. 'log(\"c\", \"hi\")@2'")
-    parser.add_argument("--ticks", metavar="N", required=True, help="run ticks 1..N")
-    parser.add_argument("--network", metavar="SPEC", default="",
+    parser.add_argument("--ticks", metavar="N", required=True, type=integer(minimum=1), help="run ticks 1..N")
+    parser.add_argument("--network", metavar="SPEC", default=Network(), type=network,
                         help="delays and failures, as for run (default: every message arrives at t+1)")
-    parser.add_argument("--seed", metavar="S", help="seed of the delay model and of choose")
+    parser.add_argument("--seed", metavar="S", type=integer(), help="seed of the delay model and of choose")
     parser.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
-    parser.add_argument("--format", default="text", help="text (default) or json")
-    parser.add_argument("--engine", default="reference", help="reference (the only one for now)")
+    parser.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
+    parser.add_argument("--engine", default="reference", choices=("reference",),
+                        help="reference (the only one for now)")
     add_hidden_strict(parser)
     parser.set_defaults(handler=handle)
 
@@ -44,12 +47,8 @@ def handle(args) -> int:
     from sparkdedalus.program import Program
     from sparkdedalus.reference import run
     from sparkdedalus.reference.why import why
-    if args.engine != "reference":
-        raise UsageError(f"--engine: why runs on the reference engine only, got '{args.engine}'")
-    if args.format not in FORMATS:
-        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
-    ticks = int_option("--ticks", args.ticks, minimum=1)
-    network = network_option(args.network, args.seed)
+    ticks = args.ticks
+    network = args.network if args.seed is None else replace(args.network, seed=args.seed)
     relation, row, tick = parse_fact(args.fact)
     if not 1 <= tick <= ticks:
         raise UsageError(f"fact pattern '{args.fact}': tick {tick} is outside the run (ticks 1..{ticks})")

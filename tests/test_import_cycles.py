@@ -1,0 +1,106 @@
+"""No import cycles where layers share a level: among the modules of
+`sparkdedalus.checks` and `sparkdedalus.program`, among those of
+`sparkdedalus.shell`, and among those of the Spark engine (`sparkdedalus.spark`), no module imports one that imports it back, directly or
+through others. Every import counts, at module level or inside a function (a
+function-level import hides a cycle from Python, not from the design). A
+package's `__init__` is a module like the others: `from sparkdedalus.checks
+import build_program` is an edge to `sparkdedalus.checks`, `from
+sparkdedalus.shell import run` one to `sparkdedalus.shell.run`."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from test_layers import module_files
+
+#: the groups of modules that must import each other without a cycle
+GROUPS = {"checks + program": ("sparkdedalus.checks", "sparkdedalus.program"), "shell": ("sparkdedalus.shell",),
+          "spark engine": ("sparkdedalus.spark",)}
+
+
+def imported_modules(source: str, modules: set) -> set:
+    """The project modules `source` imports, anywhere in it: `from P import N`
+    is module P.N when that is a module, else P; `import A.B` is A.B."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                      for alias in node.names}
+    return found & modules
+
+
+def import_graph(sources: dict) -> dict:
+    """module -> the modules it imports, for `sources` (module -> its text)."""
+    return {module: imported_modules(text, set(sources)) - {module} for module, text in sources.items()}
+
+
+def find_cycle(graph: dict, members) -> list | None:
+    """A cycle among the modules of `graph` that start with one of the prefixes
+    `members` (edges to other modules left out), as [m1, m2, ..., m1]; None when
+    there is none. Depth-first: a cycle is an edge back to a module on the path."""
+    inside = {m for m in graph if any(m == p or m.startswith(p + ".") for p in members)}
+    done, path = set(), []
+
+    def visit(module):
+        path.append(module)
+        for target in sorted(graph[module] & inside):
+            if target in path:
+                return path[path.index(target):] + [target]
+            if target not in done:
+                found = visit(target)
+                if found:
+                    return found
+        path.pop()
+        done.add(module)
+        return None
+
+    for start in sorted(inside - done):
+        found = visit(start)
+        if found:
+            return found
+    return None
+
+
+def project_graph() -> dict:
+    return import_graph({module: path.read_text(encoding="utf-8") for module, path in module_files()})
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_no_import_cycle(group):
+    graph = project_graph()
+    members = GROUPS[group]
+    assert any(m.startswith(members[0]) for m in graph)  # the group is there
+    cycle = find_cycle(graph, members)
+    assert cycle is None, f"import cycle in {group}: {' -> '.join(cycle)}"
+
+
+def test_the_graph_sees_imports_inside_functions_and_of_submodules():
+    graph = import_graph({
+        "pkg": "",
+        "pkg.a": "from pkg import b\n",
+        "pkg.b": "def f():\n    import pkg.c\n",
+        "pkg.c": "from pkg.a import thing\nimport os\n",
+    })
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.c"}, "pkg.c": {"pkg.a"}}
+
+
+def test_the_checker_says_cycle_and_names_it():
+    graph = import_graph({
+        "pkg": "",
+        "pkg.a": "from pkg import b\n",
+        "pkg.b": "def f():\n    import pkg.c\n",
+        "pkg.c": "from pkg.a import thing\n",
+        "other": "import pkg.a\n",
+    })
+    assert find_cycle(graph, ("pkg",)) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+    # a cycle through a module outside the group is not the group's
+    assert find_cycle(graph, ("pkg.a", "pkg.b", "other")) is None
+
+
+def test_the_checker_says_no_cycle_for_a_chain_and_a_diamond():
+    graph = import_graph({"a": "import b\nimport c\n", "b": "import d\n", "c": "import d\n", "d": ""})
+    assert find_cycle(graph, ("a", "b", "c", "d")) is None
+    assert find_cycle(import_graph({"a": "import b\n", "b": "import a\n"}), ("a", "b")) == ["a", "b", "a"]
