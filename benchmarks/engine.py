@@ -44,6 +44,14 @@ else there (the JVM's standard output is sent to standard error). Every line has
   ticks, with the facts loaded from Arrow (the engine's choice above
   `runtime.INLINE_ROWS`) and inlined as literal arrays (the choice forced); each tick's
   join result against a count by hand;
+- "ramp": benchmarks/programs/ramp_bench.ded, a RAMP-sized program (47 rules, 40
+  relations: multi-phase commit with reads, versions and sequence numbers,
+  benchmarks/ramp_workload.py): per-tick seconds and the median steady tick over the
+  floor (target <= 6), its last tick against the reference evaluator, and the reference
+  evaluator's whole run beside the engine's;
+- "voting_cli": `sparkdedalus run` as a user runs it (a whole process, session included)
+  on voting_bench.ded with `.input` CSV files of 100, 1,000 and 10,000 ballots, with the
+  Spark engine and with the reference evaluator, and the ratio of their wall times;
 - "large_input": a generated one-million-row Parquet (and Delta) `.input` joined with
   itself for a few ticks: set-up and tick seconds, the peak memory of this Python
   process and of the driver's JVM (peak resident set and peak heap in use), and each
@@ -83,7 +91,8 @@ import recursion_workloads as rw  # noqa: E402 - after the path
 
 BUSY: list = []  # threads that outlived their time limit (driver-side planning cannot be cancelled)
 
-TARGETS = {"tick_over_floor": 4.0, "broadcast_largest_over_smallest": 3.0, "late_over_early_tick": 1.3}
+TARGETS = {"tick_over_floor": 4.0, "broadcast_largest_over_smallest": 3.0, "late_over_early_tick": 1.3,
+           "ramp_tick_over_floor": 6.0}
 
 
 # ------------------------------------------------------------------ output
@@ -354,6 +363,102 @@ def two_phase_commit(spark, jobs, floor_seconds, transactions, participants, tic
          catalyst_rule_seconds_per_tick_median=median(window(per_tick, steady_from, ticks, "catalyst_rule_seconds")),
          ratio_to_floor=ratio(tick_median, floor_seconds), target_ratio_to_floor=TARGETS["tick_over_floor"],
          total_seconds=round(total, 3), **check, per_tick=per_tick)
+
+
+# ------------------------------------------------------------------ RAMP-sized program
+def ramp(spark, jobs, floor_seconds, size: dict, steady_from: int, edb_mode: str, budget: float):
+    """benchmarks/programs/ramp_bench.ded (47 rules, 40 relations: RAMP-style transactions,
+    benchmarks/ramp_workload.py): per-tick seconds, py4j calls and catalyst rule seconds,
+    the median steady tick over the floor (target <= 6), the last tick against the
+    reference evaluator, and the reference evaluator's whole run beside the engine's."""
+    from ramp_workload import RAMP_WORKLOAD, ramp_edb, ramp_ticks
+
+    from sparkdedalus import Program
+    from sparkdedalus.pack.columns import SPARK_TYPES
+    from sparkdedalus.reference.evaluator import run as reference_run
+
+    program = Program.from_files(str(PROGRAMS / "ramp_bench.ded"))
+    rows = ramp_edb(**size)
+    ticks = ramp_ticks(rows)
+    schemas = {name: ", ".join(f"c{i} {SPARK_TYPES[t]}" for i, t in enumerate(program.relations[name].types))
+               for name in rows}
+    edb = {name: edb_input(spark, r, schemas[name], edb_mode) for name, r in rows.items()}
+    run, per_tick, total, status = run_program(spark, jobs, program, ticks, edb, "ramp", budget)
+    reference_started = time.perf_counter()
+    trace = reference_run(program, ticks, edb=rows)
+    reference_seconds = time.perf_counter() - reference_started
+    check: dict = {}
+    if run is not None:
+        names = sorted(program.relations)
+        facts = run.facts(ticks, relations=names)
+        mismatched = [n for n in names if facts[n] != set(trace.relation(n, ticks))]
+        check = {"facts_last_tick": sum(len(facts[n]) for n in names), "matches_reference": not mismatched,
+                 "mismatched_relations": mismatched}
+    steady = window(per_tick, steady_from, ticks)
+    emit("ramp", status=status, size=size, rules=len(program.rules), relations=len(program.relations),
+         workload=RAMP_WORKLOAD, ticks=ticks, steady_ticks=[steady_from, ticks], tick_seconds_median=median(steady),
+         ratio_to_floor=ratio(median(steady), floor_seconds), target_ratio_to_floor=TARGETS["ramp_tick_over_floor"],
+         jobs_per_tick_median=median(window(per_tick, steady_from, ticks, "jobs")),
+         py4j_calls_per_tick_median=median(window(per_tick, steady_from, ticks, "py4j_calls")),
+         catalyst_rule_seconds_per_tick_median=median(window(per_tick, steady_from, ticks, "catalyst_rule_seconds")),
+         total_seconds=round(total, 3), reference_seconds=round(reference_seconds, 3),
+         engine_over_reference=ratio(total, reference_seconds), **check, per_tick=per_tick)
+
+
+def ramp_default() -> dict:
+    from ramp_workload import RAMP_DEFAULT
+    return RAMP_DEFAULT
+
+
+# ------------------------------------------------------------------ the CLI, Spark against the reference
+VOTING_INPUTS = """
+.input ask_at from "ask_at.csv"
+.input opinion from "opinion.csv"
+"""
+
+
+def voting_cli(sizes: list, ticks: int, limit: float) -> None:
+    """`sparkdedalus run` as a user runs it, whole process (session start included),
+    on benchmarks/programs/voting_bench.ded with its requests and opinions read from
+    CSV with `.input`, at each size (ballots), with the Spark engine and with the
+    reference evaluator; the outputs must be equal. Targets: Spark within 5x the
+    reference below 10,000 ballots, and faster from 10,000."""
+    import csv
+    import tempfile
+
+    from sparkdedalus import Program
+
+    base = (PROGRAMS / "voting_bench.ded").read_text()
+    participants = sorted({f.row[1] for f in Program.from_files(str(PROGRAMS / "voting_bench.ded")).facts
+                           if f.atom.name == "participant"})
+    for ballots in sizes:
+        with tempfile.TemporaryDirectory() as directory:
+            folder = Path(directory)
+            (folder / "voting.ded").write_text(base + VOTING_INPUTS)
+            with open(folder / "ask_at.csv", "w", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(["client", "leader", "b", "at"])
+                writer.writerows(("c", "leader", f"b{i}", 1 + i % 3) for i in range(ballots))
+            with open(folder / "opinion.csv", "w", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(["part", "b", "v"])
+                writer.writerows((p, f"b{i}", "no" if (i + k) % 7 == 0 else "yes")
+                                 for i in range(ballots) for k, p in enumerate(participants))
+            seconds, outputs = {}, {}
+            for engine in ("spark", "reference"):
+                command = [sys.executable, "-c", "import sys; from sparkdedalus.shell.cli import main; "
+                           "sys.exit(main(sys.argv[1:]))", "run", str(folder / "voting.ded"), "--ticks", str(ticks),
+                           "--quiet", "--engine", engine]
+                started = time.perf_counter()
+                try:
+                    done = subprocess.run(command, capture_output=True, text=True, timeout=limit, cwd=REPO)
+                    seconds[engine] = round(time.perf_counter() - started, 3)
+                    outputs[engine] = done.stdout if done.returncode == 0 else f"exit {done.returncode}"
+                except subprocess.TimeoutExpired:
+                    seconds[engine], outputs[engine] = None, "timeout"
+        emit("voting_cli", ballots=ballots, ticks=ticks, spark_seconds=seconds["spark"],
+             reference_seconds=seconds["reference"], spark_over_reference=ratio(seconds["spark"], seconds["reference"]),
+             outputs_equal=outputs["spark"] == outputs["reference"] and not outputs["spark"].startswith("exit"))
 
 
 # ------------------------------------------------------------------ 4./5. broadcast
@@ -947,8 +1052,8 @@ def large_input(spark, jobs, rows: int, ticks: int, formats: list, limit: float)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,sg,pt,inputs",
-                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,sg,pt,inputs "
+    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs",
+                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs "
                              "(the floor is always measured)")
     parser.add_argument("--tc-limit", type=float, default=None,
                         help="time limit per run of tc, sg and pt (transitive closure, same generation, points-to; s)")
@@ -974,13 +1079,16 @@ def main(argv=None) -> int:
         sizes = dict(floor_reps=3, floor_warmup=1, tpc=(4, 3, 3, 2), bc_sizes=[3, 30], bc_ticks=3, bc_from=2,
                      creep=(30, 6, (2, 3), (5, 6)), growth=(5, 6, (2, 3), (5, 6)), tc=[(50, 100)],
                      tc_limit=120, run_budget=300, text_facts=(500, 3), large_input=(10_000, 3, ["parquet"]),
-                     sg=[60], pt=[10], reference_up_to={"sg": 60, "pt": 10})
+                     sg=[60], pt=[10], reference_up_to={"sg": 60, "pt": 10},
+                     ramp=({"transactions": 8, "keys": 6, "partitions": 2, "reads": 4, "seed": 1}, 3),
+                     voting_cli=([20], 6))
     else:
         sizes = dict(floor_reps=20, floor_warmup=5, tpc=(100, 5, 30, 5), bc_sizes=[3, 30, 300, 3000], bc_ticks=12,
                      bc_from=5, creep=(30, 200, (5, 15), (190, 200)), growth=(50, 60, (5, 15), (50, 60)),
                      tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600,
                      text_facts=(50_000, 10), large_input=(1_000_000, 3, ["parquet", "delta"]),
-                     sg=[500, 2000, 10000], pt=[100, 500, 2000], reference_up_to={"sg": 0, "pt": 100})
+                     sg=[500, 2000, 10000], pt=[100, 500, 2000], reference_up_to={"sg": 0, "pt": 100},
+                     ramp=(None, 5), voting_cli=([100, 1000, 10000], 6))
     if args.tc_sizes:
         sizes["tc"] = [(int(n), 2 * int(n)) for n in args.tc_sizes.split(",")]
     for key in ("sg", "pt"):
@@ -1021,6 +1129,9 @@ def main(argv=None) -> int:
                                           sizes["reference_up_to"]["sg"])),
         ("pt", lambda: recursion_workload(spark, jobs, "pt", sizes["pt"], 4, sizes["tc_limit"],
                                           sizes["reference_up_to"]["pt"])),
+        ("ramp", lambda: ramp(spark, jobs, floor_seconds, sizes["ramp"][0] or ramp_default(), sizes["ramp"][1],
+                              args.edb_as, budget)),
+        ("voting_cli", lambda: voting_cli(*sizes["voting_cli"], limit=budget)),
         ("inputs", lambda: (text_facts(spark, jobs, *sizes["text_facts"], limit=budget),
                             large_input(spark, jobs, *sizes["large_input"], limit=budget))),
     ]
