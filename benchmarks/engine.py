@@ -87,6 +87,7 @@ if str(REPO) not in sys.path:
 PROGRAMS = REPO / "benchmarks" / "programs"
 sys.path.insert(0, str(REPO / "benchmarks"))
 import recursion_workloads as rw  # noqa: E402 - after the path
+from ramp_workload import RAMP_DEFAULT, RAMP_WORKLOAD, ramp_edb, ramp_ticks  # noqa: E402 - after the path
 
 
 BUSY: list = []  # threads that outlived their time limit (driver-side planning cannot be cancelled)
@@ -371,8 +372,6 @@ def ramp(spark, jobs, floor_seconds, size: dict, steady_from: int, edb_mode: str
     benchmarks/ramp_workload.py): per-tick seconds, py4j calls and catalyst rule seconds,
     the median steady tick over the floor (target <= 6), the last tick against the
     reference evaluator, and the reference evaluator's whole run beside the engine's."""
-    from ramp_workload import RAMP_WORKLOAD, ramp_edb, ramp_ticks
-
     from sparkdedalus import Program
     from sparkdedalus.pack.columns import SPARK_TYPES
     from sparkdedalus.reference.evaluator import run as reference_run
@@ -403,11 +402,6 @@ def ramp(spark, jobs, floor_seconds, size: dict, steady_from: int, edb_mode: str
          catalyst_rule_seconds_per_tick_median=median(window(per_tick, steady_from, ticks, "catalyst_rule_seconds")),
          total_seconds=round(total, 3), reference_seconds=round(reference_seconds, 3),
          engine_over_reference=ratio(total, reference_seconds), **check, per_tick=per_tick)
-
-
-def ramp_default() -> dict:
-    from ramp_workload import RAMP_DEFAULT
-    return RAMP_DEFAULT
 
 
 # ------------------------------------------------------------------ the CLI, Spark against the reference
@@ -1129,7 +1123,7 @@ def main(argv=None) -> int:
                                           sizes["reference_up_to"]["sg"])),
         ("pt", lambda: recursion_workload(spark, jobs, "pt", sizes["pt"], 4, sizes["tc_limit"],
                                           sizes["reference_up_to"]["pt"])),
-        ("ramp", lambda: ramp(spark, jobs, floor_seconds, sizes["ramp"][0] or ramp_default(), sizes["ramp"][1],
+        ("ramp", lambda: ramp(spark, jobs, floor_seconds, sizes["ramp"][0] or RAMP_DEFAULT, sizes["ramp"][1],
                               args.edb_as, budget)),
         ("voting_cli", lambda: voting_cli(*sizes["voting_cli"], limit=budget)),
         ("inputs", lambda: (text_facts(spark, jobs, *sizes["text_facts"], limit=budget),
