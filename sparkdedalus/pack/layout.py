@@ -122,10 +122,20 @@ class Layout:
         (the pack's one copy), when there is a partition column."""
         return pack.where(self._home_copy()) if self.bucket else pack
 
+    @staticmethod
+    def per_relation_sql(values: dict) -> str:
+        """SQL: a pack row's value of `values[its relation]` (SQL over the pack's
+        columns), NULL for the relations not given.
+
+        >>> Layout.per_relation_sql({"r": "l0", "q": "s1"}), Layout.per_relation_sql({})
+        ("CASE __rel WHEN 'r' THEN l0 WHEN 'q' THEN s1 END", 'NULL')
+        """
+        cases = " ".join(f"WHEN '{n}' THEN {sql}" for n, sql in values.items())
+        return f"CASE __rel {cases} END" if cases else "NULL"
+
     def _bucket_sql(self, names) -> str:
         """SQL: the bucket of a pack row of one of `names` (NULL for the others)."""
-        cases = " ".join(f"WHEN '{n}' THEN {self.partitioner.bucket_sql(n, self.columns[n])}" for n in names)
-        return f"CASE __rel {cases} END" if cases else "NULL"
+        return self.per_relation_sql({n: self.partitioner.bucket_sql(n, self.columns[n]) for n in names})
 
     def _home_copy(self) -> str:
         """SQL: the row is not a replicated relation's, or is its copy in its location's bucket."""

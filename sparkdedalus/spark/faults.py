@@ -254,11 +254,13 @@ class Splitter:
         self.layout = layout = Layout(program.relations)
         self.dependent = [n for n in program.relations if n in worlds.dependent or n == WORLD_CRASH]
         #: a pack row's class: the world argument of its relation's row (NULL: shared by all classes)
-        self.world = _by_relation({n: layout.column(n, 1) for n in self.dependent}, "bigint")
+        world = layout.per_relation_sql({n: layout.column(n, 1) for n in self.dependent})
+        self.world = F.expr(f"CAST({world} AS BIGINT)")
         messages = sorted({r.head.name for r in program.rules if r.delivery == "async"})
         #: a message's destination, as the failure model names nodes
-        self.dst = _by_relation({n: spark_string_sql(layout.column(n, 0), program.relations[n].types[0])
-                                 for n in messages}, "string")
+        dst = layout.per_relation_sql({n: spark_string_sql(layout.column(n, 0), program.relations[n].types[0])
+                                       for n in messages})
+        self.dst = F.expr(f"CAST({dst} AS STRING)")
         #: the pack columns holding a world argument, and the relations whose it is
         self.world_columns: dict = {}
         for n in self.dependent:
@@ -295,13 +297,6 @@ class Splitter:
             *[F.when(F.col("__rel").isin(*self.world_columns[c]), F.col("world")).otherwise(F.col(c)).alias(c)
               if c in self.world_columns else F.col(c) for c in self.layout.value_columns])
         return _materialised(shared.unionAll(copied))[0]
-
-
-def _by_relation(sql: dict, typ: str) -> Column:
-    """A pack row's value of SQL `sql[relation]` for the relations given, NULL
-    for the others."""
-    cases = " ".join(f"WHEN '{n}' THEN {text}" for n, text in sql.items())
-    return F.expr(f"CASE __rel {cases} END" if cases else f"CAST(NULL AS {typ})")
 
 
 def _materialised(frame: DataFrame) -> tuple[DataFrame, int]:
