@@ -87,40 +87,50 @@ class Layout:
         column gets its facts' buckets."""
         if self.bucket and PARTITION_COLUMN not in frame.columns:
             frame = self.partitioner.place(name, frame)
+        return _expanded(frame, self._part_columns(name, kind, sent, arrival, source))
+
+    def part_sql(self, name: str, kind: str, relation: str, sent=None, arrival=None, source=None) -> str:
+        """SQL: `part` of the subquery or view `relation`, which has the
+        partition column when the layout has one."""
+        return f"SELECT {', '.join(self._part_columns(name, kind, sent, arrival, source))} FROM {relation}"
+
+    def _part_columns(self, name: str, kind: str, sent, arrival, source) -> list[str]:
         mine = dict(zip(self.columns[name], self.schemas[name].fieldNames()))
         exprs = [f"'{name}' AS __rel", f"'{kind}' AS __kind",
                  f"CAST({sent or 'NULL'} AS BIGINT) AS __sent",
                  f"CAST({arrival or 'NULL'} AS BIGINT) AS __arrival",
                  f"CAST({source or 'NULL'} AS STRING) AS {SOURCE_COLUMN}", *self.bucket]
-        exprs += [f"`{mine[c]}` AS {c}" if c in mine else f"CAST(NULL AS {t}) AS {c}"
-                  for c, t in self.value_types.items()]
-        return _expanded(frame, exprs)
+        return exprs + [f"`{mine[c]}` AS {c}" if c in mine else f"CAST(NULL AS {t}) AS {c}"
+                        for c, t in self.value_types.items()]
 
-    def relabel(self, pack: DataFrame, condition: str, kind: str = STATE) -> DataFrame:
-        """The rows of `pack` meeting the SQL `condition`, as rows of `kind`
-        with no message bookkeeping."""
+    def relabel_sql(self, pack: str, condition: str, kind: str = STATE) -> str:
+        """SQL: the rows of the pack `pack` meeting the SQL `condition`, as rows
+        of `kind` with no message bookkeeping."""
         columns = ["__rel", f"'{kind}' AS __kind", "CAST(NULL AS BIGINT) AS __sent",
                    "CAST(NULL AS BIGINT) AS __arrival", f"CAST(NULL AS STRING) AS {SOURCE_COLUMN}"]
-        return _expanded(pack.where(condition), columns + self.bucket + self.value_columns)
+        return f"SELECT {', '.join(columns + self.bucket + self.value_columns)} FROM {pack} WHERE {condition}"
 
     def union(self, parts: list[DataFrame]) -> DataFrame:
         return reduce(DataFrame.unionAll, parts)
 
-    def distinct(self, pack: DataFrame, partitions: int) -> DataFrame:
-        """Set semantics with at most one shuffle into `partitions` partitions
-        (the hash partitioning satisfies the distinct's grouping; one partition
-        needs none). With a partition column: a replicated relation's rows in
-        its location's bucket only, and no shuffle of a pack already
-        partitioned by it."""
-        pack = self.home_copies(pack)
+    def distinct_sql(self, pack: str, partitions: int) -> str:
+        """SQL: set semantics with at most one shuffle into `partitions`
+        partitions (the hash partitioning satisfies the distinct's grouping;
+        one partition needs none). With a partition column: a replicated
+        relation's rows in its location's bucket only, and no shuffle of a
+        pack already partitioned by it."""
+        pack = self.home_copies_sql(pack)
         if partitions == 1:
-            return pack.coalesce(1).distinct()
-        return pack.distinct() if self.bucket else pack.repartition(partitions, *pack.columns).distinct()
+            return f"SELECT DISTINCT * FROM (SELECT /*+ COALESCE(1) */ * FROM ({pack}))"
+        if self.bucket:
+            return f"SELECT DISTINCT * FROM ({pack})"
+        columns = ", ".join(self.pack_schema.fieldNames())
+        return f"SELECT DISTINCT * FROM (SELECT /*+ REPARTITION({partitions}, {columns}) */ * FROM ({pack}))"
 
-    def home_copies(self, pack: DataFrame) -> DataFrame:
-        """`pack` with a replicated relation's rows in its location's bucket only
-        (the pack's one copy), when there is a partition column."""
-        return pack.where(self._home_copy()) if self.bucket else pack
+    def home_copies_sql(self, pack: str) -> str:
+        """SQL: `pack` with a replicated relation's rows in its location's
+        bucket only (the pack's one copy), when there is a partition column."""
+        return f"SELECT * FROM {pack} WHERE {self._home_copy()}" if self.bucket else f"SELECT * FROM {pack}"
 
     @staticmethod
     def per_relation_sql(values: dict) -> str:
@@ -151,15 +161,19 @@ class Layout:
 
     def extract(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:
         """The rows of one relation and kind, as columns c0..cn-1."""
-        return self._rows(pack, name, kind, [])
+        return _expanded(pack.where(self._rows_condition(name, kind)), self._values(name))
 
-    def read(self, pack: DataFrame, name: str, kind: str = STATE) -> DataFrame:
-        """`extract`, with the partition column when there is one (the loop's frames)."""
-        return self._rows(pack, name, kind, self.bucket)
+    def read_sql(self, pack: str, name: str, kind: str = STATE) -> str:
+        """SQL: `extract` from the pack `pack` (a view or subquery), with the
+        partition column when there is one (the loop's frames)."""
+        return f"SELECT {', '.join(self._values(name) + self.bucket)} FROM {pack} WHERE {self._rows_condition(name, kind)}"
 
-    def _rows(self, pack: DataFrame, name: str, kind: str, extra: list) -> DataFrame:
-        values = [f"{c} AS {f}" for c, f in zip(self.columns[name], self.schemas[name].fieldNames())]
-        return _expanded(pack.where(f"__rel = '{name}' AND __kind = '{kind}'"), values + extra)
+    def _values(self, name: str) -> list[str]:
+        return [f"{c} AS {f}" for c, f in zip(self.columns[name], self.schemas[name].fieldNames())]
+
+    @staticmethod
+    def _rows_condition(name: str, kind: str) -> str:
+        return f"__rel = '{name}' AND __kind = '{kind}'"
 
     def row_of(self, name: str, row) -> tuple:
         """A collected pack row's values of relation `name`, as a tuple."""

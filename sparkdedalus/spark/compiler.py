@@ -1,25 +1,31 @@
-"""One rule as a DataFrame plan.
+r"""One rule as Spark SQL.
 
-Positive atoms become equi-joins on their shared variables (the location among
-them), constants filters at the scan, comparisons filters, assignments and
-function relations computed columns, negated atoms `left_anti` joins, `choose`
-a deterministic window pick, head aggregates `groupBy().agg()`.
+Positive atoms become equi-joins (`USING`) on their shared variables (the
+location among them), constants filters at the scan, comparisons filters,
+assignments and function relations computed columns, negated atoms `LEFT ANTI`
+joins, `choose` a deterministic `row_number()` pick, head aggregates `GROUP BY`.
 
-A `RulePlan` is compiled once; `evaluate(read, tick)` builds the plan for one
-tick. `read(atom, occurrence)` returns the relation's frame (columns c0..cn-1)
-for a positive atom — the runtime decides whether that is the full relation or
-a semi-naive delta — and `read(atom, None)` the full relation for a negation.
-A plan compiled `partitioned` reads frames with a partition column (spark/
-partitioner.py) and keeps it: every join, negation and group is also on it, and
-the head facts (but for `@async`) stay in their bucket.
+A `RulePlan` is compiled once; `evaluate(statement, read, tick)` writes its
+SQL for one tick, a named subquery per step (spark/statement.py), and returns
+the head facts' subquery. `read(atom, occurrence)` returns the SQL (a name or a
+query) of the relation (columns c0..cn-1) for a positive atom — the runtime
+decides whether that is the full relation or a semi-naive delta — and
+`read(atom, None)` the full relation for a negation. A plan compiled
+`partitioned` reads relations with a partition column (spark/partitioner.py)
+and keeps it: every join, negation and group is also on it, and the head facts
+(but for `@async`) stay in their bucket.
+
+>>> from sparkdedalus.program import Program
+>>> program = Program.parse('.decl e(a: int, b: int)\n.decl p(a: int, b: int)\np(X, Z) :- e(X, Y), e(Y, Z);')
+>>> statement = Statement()
+>>> head = RulePlan(program.rules[0], program).evaluate(statement, lambda atom, occurrence: "edges", 1)
+>>> statement.render(f"SELECT * FROM {head}")  # e(X, Y), e(Y, Z) joined on Y (v1); the head is (X, Z)
+'SELECT * FROM (SELECT * FROM (SELECT CAST(`v0` AS bigint) AS `c0`, CAST(`v2` AS bigint) AS `c1` FROM (SELECT /*+ merge(r) */ * FROM (SELECT `c0` AS `v0`, `c1` AS `v1` FROM edges) l JOIN (SELECT `c0` AS `v1`, `c1` AS `v2` FROM edges) r USING (`v1`))) WHERE `c0` IS NOT NULL AND `c1` IS NOT NULL)'
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
 
 from sparkdedalus.checks.normalize import is_wildcard
 from sparkdedalus.checks.safety import assignment_target
@@ -27,6 +33,7 @@ from sparkdedalus.program import Program, Rule
 from sparkdedalus.pack.columns import PARTITION_COLUMN, SOURCE_COLUMN, relation_columns
 from sparkdedalus.pack.columns import SPARK_TYPES
 from sparkdedalus.spark.expressions import expr_type, sql_comparison, sql_expr, sql_literal
+from sparkdedalus.spark.statement import Statement
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS, spark_string_sql
 
@@ -38,8 +45,16 @@ CROSS_JOIN_HINT = "shuffle_replicate_nl"
 CHOICE_SEPARATOR = "\x1f"
 
 
-def _unchanged(frame: DataFrame) -> DataFrame:
-    return frame
+def _unchanged(sql: str) -> str:
+    return sql
+
+
+def _bound(name: str, computed: list) -> str:
+    """SQL: the rows of `name` with computed columns [(column, SQL)] added,
+    those whose value is NULL (a division by zero, a failed function) dropped."""
+    added = ", ".join(f"{sql} AS `{column}`" for column, sql in computed)
+    return (f"SELECT * FROM (SELECT *, {added} FROM {name}) "
+            f"WHERE {' AND '.join(f'`{column}` IS NOT NULL' for column, _ in computed)}")
 
 
 @dataclass(frozen=True)
@@ -137,8 +152,7 @@ class RulePlan:
     def _match(self, atom: ast.Atom, tick: int, skip_wildcards: bool = False) -> tuple[dict, list]:
         """How a relation frame matches `atom`: {variable: SQL of its value}
         (a column, or the tick for `@T` when T is not an argument) and SQL
-        conditions (constants, repeated variables, `@T` against the tick).
-        SQL text rather than Column objects: one py4j call per expression."""
+        conditions (constants, repeated variables, `@T` against the tick)."""
         values: dict[str, str] = {}
         conditions = []
         for i, arg in enumerate(atom.args):
@@ -159,85 +173,98 @@ class RulePlan:
                 values[name] = f"{tick}L"
         return values, conditions
 
-    def _atom_frame(self, frame: DataFrame, atom: ast.Atom, tick: int) -> DataFrame:
-        """Relation frame -> frame of the atom's variables, constants filtered."""
+    def _atom_sql(self, relation: str, atom: ast.Atom, tick: int) -> tuple[str, list]:
+        """SQL: relation -> the atom's variables (and the carried columns),
+        constants filtered; and its columns."""
         values, conditions = self._match(atom, tick)
-        if conditions:
-            frame = frame.where(" AND ".join(conditions))
-        return frame.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()], *self.carried)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        select = [f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()] + self.carried
+        return (f"SELECT {', '.join(select)} FROM {relation}{where}",
+                [self.columns[v] for v in values] + self.carried)
 
-    def bindings(self, read, tick: int, narrow=_unchanged) -> DataFrame:
-        """The frame of all variable bindings that satisfy the body. `narrow` is
-        applied to the result of every join (see `evaluate`)."""
-        frame = None
+    def bindings(self, statement: Statement, read, tick: int, narrow=_unchanged) -> tuple[str, list]:
+        """The subquery of all variable bindings that satisfy the body, and its
+        columns. `narrow` (SQL -> SQL) is applied to the result of every join
+        (see `evaluate`)."""
+        name, columns = None, []
         for step in self.steps:
             if step.kind in ("scan", "join"):
                 occurrence, atom, shared = step.payload
-                part = self._atom_frame(read(atom, occurrence), atom, tick)
+                sql, part_columns = self._atom_sql(statement.name(read(atom, occurrence)), atom, tick)
+                part = statement.name(sql)
                 keys = self.carried + [self.columns[v] for v in shared]
-                if frame is None:
-                    frame = part
-                elif keys:
-                    frame = narrow(frame.join(part.hint(JOIN_HINT), on=keys))
+                if name is None:
+                    name, columns = part, part_columns
+                    continue
+                if keys:
+                    sql = (f"SELECT /*+ {JOIN_HINT}(r) */ * FROM {name} l JOIN {part} r"
+                           f" USING ({', '.join(f'`{k}`' for k in keys)})")
                 else:
-                    frame = narrow(frame.crossJoin(part.hint(CROSS_JOIN_HINT)))
+                    sql = f"SELECT /*+ {CROSS_JOIN_HINT}(r) */ * FROM {name} l CROSS JOIN {part} r"
+                name = statement.name(narrow(sql))
+                columns = keys + [c for c in columns if c not in keys] + [c for c in part_columns if c not in keys]
             elif step.kind == "filter":
-                frame = frame.where(sql_comparison(step.payload, self.columns, self.types))
+                name = statement.name(f"SELECT * FROM {name} WHERE "
+                                      f"{sql_comparison(step.payload, self.columns, self.types)}")
             elif step.kind == "assign":
                 column, source = step.payload
-                frame = frame.selectExpr("*", f"{sql_expr(source, self.columns, self.types)} AS `{column}`")
-                frame = frame.where(f"`{column}` IS NOT NULL")
+                name = statement.name(_bound(name, [(column, sql_expr(source, self.columns, self.types))]))
+                columns = columns + [column]
             elif step.kind == "function":
-                frame = self._function(frame, *step.payload)
+                name, columns = self._function(statement, name, columns, *step.payload)
             elif step.kind == "anti":
-                frame = narrow(self._anti(frame, step.payload, read, tick))
+                name = statement.name(narrow(self._anti(statement, name, columns, step.payload, read, tick)))
             elif step.kind == "choose":
-                frame = narrow(self._choose(frame, step.payload))
-        return frame
+                name = statement.name(narrow(self._choose(statement, name, step.payload)))
+        return name, columns
 
-    def _function(self, frame: DataFrame, function, inputs, outputs) -> DataFrame:
+    def _function(self, statement: Statement, name: str, columns: list, function, inputs, outputs):
         args = [(sql_expr(a, self.columns, self.types), expr_type(a, self.types)) for a in inputs]
-        results = [F.expr(sql) for sql in function.spark(*args)]
-        for (mode, target), result in zip(outputs, results):
-            if mode == "bind":
-                frame = frame.withColumn(target, result).where(F.col(target).isNotNull())
-            else:
-                frame = frame.where(F.expr(sql_expr(target, self.columns, self.types)) == result)
-        return frame
+        results = function.spark(*args)
+        bound = [(target, result) for (mode, target), result in zip(outputs, results) if mode == "bind"]
+        checks = [f"({sql_expr(target, self.columns, self.types)}) = ({result})"
+                  for (mode, target), result in zip(outputs, results) if mode == "check"]
+        sql = _bound(name, bound) if bound else f"SELECT * FROM {name}"
+        if checks:
+            sql = f"SELECT * FROM ({sql}) WHERE {' AND '.join(checks)}"
+        return statement.name(sql), columns + [target for target, _ in bound]
 
-    def _anti(self, frame: DataFrame, atom: ast.Atom, read, tick: int) -> DataFrame:
+    def _anti(self, statement: Statement, name: str, columns: list, atom: ast.Atom, read, tick: int) -> str:
         """`notin atom`: a left anti join on the atom's variables (`notin r(..)@T`
         matches only when T is the current tick)."""
         values, conditions = self._match(atom, tick, skip_wildcards=True)
-        negated = read(atom, None)
-        if conditions:
-            negated = negated.where(" AND ".join(conditions))
+        negated = statement.name(read(atom, None))
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         if not values and not self.partitioned:  # an equi-join on a constant: no nested-loop join, no broadcast
-            negated = negated.selectExpr("1 AS __any").distinct()
-            return frame.selectExpr("*", "1 AS __any").join(negated.hint(JOIN_HINT), on="__any",
-                                                           how="left_anti").drop("__any")
-        negated = negated.selectExpr(*[f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()], *self.carried)
-        return frame.join(negated.hint(JOIN_HINT), on=self.carried + [self.columns[v] for v in values],
-                          how="left_anti")
+            kept = ", ".join(f"l.`{c}`" for c in columns)
+            return (f"SELECT /*+ {JOIN_HINT}(r) */ {kept} FROM (SELECT *, 1 AS __any FROM {name}) l"
+                    f" LEFT ANTI JOIN (SELECT DISTINCT 1 AS __any FROM {negated}{where}) r USING (__any)")
+        select = [f"{sql} AS `{self.columns[v]}`" for v, sql in values.items()] + self.carried
+        keys = self.carried + [self.columns[v] for v in values]
+        return (f"SELECT /*+ {JOIN_HINT}(r) */ * FROM {name} l LEFT ANTI JOIN"
+                f" (SELECT {', '.join(select)} FROM {negated}{where}) r USING ({', '.join(f'`{k}`' for k in keys)})")
 
-    def _choose(self, frame: DataFrame, choose: ast.Choose) -> DataFrame:
-        keys = [self.columns[v.name] for v in choose.keys]
-        values = [self.columns[v.name] for v in choose.values]
-        as_text = [F.expr(spark_string_sql(f"`{self.columns[v.name]}`", self.types[v.name])) for v in choose.values]
-        order = F.xxhash64(F.concat_ws(CHOICE_SEPARATOR, F.lit(str(self.seed)), *as_text))
-        window = Window.partitionBy(*keys).orderBy(order, *as_text) if keys else Window.orderBy(order, *as_text)
-        chosen = (frame.select(*(keys + values)).distinct()
-                  .withColumn("__pick", F.row_number().over(window))
-                  .where(F.col("__pick") == 1).drop("__pick"))
-        return frame.join(chosen.hint(JOIN_HINT), on=keys + values, how="left_semi")
+    def _choose(self, statement: Statement, name: str, choose: ast.Choose) -> str:
+        keys = [f"`{self.columns[v.name]}`" for v in choose.keys]
+        values = [f"`{self.columns[v.name]}`" for v in choose.values]
+        as_text = [spark_string_sql(f"`{self.columns[v.name]}`", self.types[v.name]) for v in choose.values]
+        order = f"xxhash64(concat_ws(chr({ord(CHOICE_SEPARATOR)}), {sql_literal(str(self.seed))}, {', '.join(as_text)}))"
+        partition = f"PARTITION BY {', '.join(keys)} " if keys else ""
+        picked = ", ".join(keys + values)
+        chosen = statement.name(
+            f"SELECT {picked} FROM (SELECT {picked}, row_number() OVER ({partition}ORDER BY {order}, "
+            f"{', '.join(as_text)}) AS __pick FROM (SELECT DISTINCT {picked} FROM {name})) WHERE __pick = 1")
+        return f"SELECT /*+ {JOIN_HINT}(r) */ * FROM {name} l LEFT SEMI JOIN {chosen} r USING ({picked})"
 
-    def evaluate(self, read, tick: int, narrow=_unchanged) -> DataFrame:
-        """Head facts (columns c0..cn-1, plus __src for @async rules).
+    def evaluate(self, statement: Statement, read, tick: int, narrow=_unchanged) -> str:
+        """The subquery of the head facts (columns c0..cn-1, plus __src for
+        @async rules), in `statement`. `read(atom, occurrence)` gives the SQL
+        (a name or a query) of the relation an atom reads.
 
-        `narrow(frame)` is applied after every join: the runtime passes
-        `coalesce(1)` when it keeps a tick in one partition, because a join's
+        `narrow(sql)` is applied after every join: the runtime passes a
+        `COALESCE(1)` when it keeps a tick in one partition, because a join's
         output no longer says so and the next join would shuffle."""
-        frame = self.bindings(read, tick, narrow)
+        name, columns = self.bindings(statement, read, tick, narrow)
         head = self.rule.head
         types = self.program.relations[head.name].types
         out = relation_columns(head.arity)
@@ -250,23 +277,27 @@ class RulePlan:
         if not self.rule.is_aggregate:
             cols = [f"CAST({sql_expr(arg, self.columns, self.types)} AS {SPARK_TYPES[t]}) AS `{c}`"
                     for arg, t, c in zip(head.args, types, out)]
-            result = frame.selectExpr(*cols, *sender, *kept)
+            result = f"SELECT {', '.join(cols + sender + kept)} FROM {name}"
         else:
             groups = [f"{sql_expr(arg, self.columns, self.types)} AS `{c}`"
                       for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + sender
-            aggs = [F.expr(self._aggregate_sql(arg)).alias(c)
+            aggs = [f"{self._aggregate_sql(arg)} AS `{c}`"
                     for arg, c in zip(head.args, out) if isinstance(arg, ast.Aggregate)]
-            grouped = frame.selectExpr(*groups, *[f"`{c}`" for c in self.columns.values()], *kept)
-            keys = [c for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + kept
-            result = grouped.groupBy(*keys).agg(*aggs)
+            grouped = statement.name(
+                f"SELECT {', '.join(groups + [f'`{c}`' for c in self.columns.values()] + kept)} FROM {name}")
+            keys = [f"`{c}`" for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + kept
+            group_by = f" GROUP BY {', '.join(keys)}" if keys else ""
+            result = statement.name(f"SELECT {', '.join(keys + aggs)} FROM {grouped}{group_by}")
             if sender:
                 # a group's row is sent by every sender among the group's bindings
-                senders = grouped.select(*keys, SOURCE_COLUMN).distinct()
-                result = narrow(result.join(senders.hint(JOIN_HINT), on=keys) if keys
-                                else result.crossJoin(senders.hint(CROSS_JOIN_HINT)))
-            result = result.selectExpr(*[f"CAST(`{c}` AS {SPARK_TYPES[t]}) AS `{c}`" for c, t in zip(out, types)],
-                                       *([f"`{SOURCE_COLUMN}`"] if sender else []), *kept)
-        return result.where(" AND ".join(f"`{c}` IS NOT NULL" for c in out))
+                senders = statement.name(f"SELECT DISTINCT {', '.join(keys + [SOURCE_COLUMN])} FROM {grouped}")
+                result = statement.name(narrow(
+                    f"SELECT /*+ {JOIN_HINT}(r) */ * FROM {result} l JOIN {senders} r USING ({', '.join(keys)})"
+                    if keys else
+                    f"SELECT /*+ {CROSS_JOIN_HINT}(r) */ * FROM {result} l CROSS JOIN {senders} r"))
+            cast = [f"CAST(`{c}` AS {SPARK_TYPES[t]}) AS `{c}`" for c, t in zip(out, types)]
+            result = f"SELECT {', '.join(cast + ([f'`{SOURCE_COLUMN}`'] if sender else []) + kept)} FROM {result}"
+        return statement.name(f"SELECT * FROM ({result}) WHERE {' AND '.join(f'`{c}` IS NOT NULL' for c in out)}")
 
     def _aggregate_sql(self, agg: ast.Aggregate) -> str:
         if agg.var is None:

@@ -110,10 +110,16 @@ class Partitioner:
     def place(self, name: str, frame: DataFrame) -> DataFrame:
         """`frame` (columns c0..) with its partition column: a replicated
         relation's rows once per bucket, the others' in their bucket."""
+        return frame.selectExpr("*", self._placement(name))
+
+    def place_sql(self, name: str, relation: str) -> str:
+        """SQL: `place` of the subquery or view `relation`."""
+        return f"SELECT *, {self._placement(name)} FROM {relation}"
+
+    def _placement(self, name: str) -> str:
         if name in self.replicated:
-            values = ", ".join(str(v) for v in self.values)
-            return frame.selectExpr("*", f"explode(array({values})) AS {PARTITION_COLUMN}")
-        return frame.selectExpr("*", f"{self.bucket_sql(name)} AS {PARTITION_COLUMN}")
+            return f"explode(array({', '.join(str(v) for v in self.values)})) AS {PARTITION_COLUMN}"
+        return f"{self.bucket_sql(name)} AS {PARTITION_COLUMN}"
 
     def local(self, rule) -> bool:
         """Whether all atoms of `rule` that are not replicated (body, and the
@@ -142,12 +148,12 @@ class Partitioner:
         return all(a.name not in self.keys for a in atoms) and len(locations) <= 1 \
             and all(isinstance(x, ast.Var) and not is_wildcard(x) for x in locations)
 
-    def settle(self, rule, frame: DataFrame) -> DataFrame:
-        """What a `local` rule derives, in the buckets of its head: a rule
-        reading replicated relations only derives in every bucket, each keeps
-        the facts of its own."""
+    def settle_sql(self, rule, relation: str) -> str:
+        """SQL: what a `local` rule derives (the subquery `relation`), in the
+        buckets of its head: a rule reading replicated relations only derives
+        in every bucket, each keeps the facts of its own."""
         body = rule.positive_atoms + rule.negated_atoms
         if rule.delivery == "async" or rule.head.name in self.replicated \
                 or any(a.name not in self.replicated for a in body):
-            return frame
-        return frame.where(f"{PARTITION_COLUMN} = {self.bucket_sql(rule.head.name)}")
+            return f"SELECT * FROM {relation}"
+        return f"SELECT * FROM {relation} WHERE {PARTITION_COLUMN} = {self.bucket_sql(rule.head.name)}"

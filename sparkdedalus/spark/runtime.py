@@ -22,6 +22,7 @@ no rule reading it is evaluated on new facts only.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.pack.layout import Layout
 from sparkdedalus.spark.partitioner import Partitioner
+from sparkdedalus.spark.statement import Statement, Views
 from sparkdedalus.syntax import ast
 from udfs.registry import spark_string_sql
 
@@ -165,7 +167,11 @@ class TickLoop:
         self.network = network or Network()
         self.partitioner = Partitioner(program, self.most_partitions) if policy else None
         self.layout = Layout(program.relations, self.partitioner)
-        self._empties: dict = {}
+        self._subqueries = itertools.count(1)  # subquery names, unique to the run
+        self.statement = Statement(self._subqueries)  # the subqueries of the tick being planned
+        self.views = Views(spark)  # the tick's checkpoints as temporary views
+        self._previous = None  # the previous pack's view, in a tick
+        self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
         self._fixpoints: dict = {}  # stratum relations -> ArrowFixpoint or None
         #: count the Exchange operators of each tick's plans (TickStats.exchanges);
         #: off by default: it plans every materialised frame a second time
@@ -193,19 +199,21 @@ class TickLoop:
         """Rows as a frame: up to INLINE_ROWS an inline array in one partition
         (one SQL expression), more loaded from Arrow (`_loaded`). Neither uses
         an RDD: both work on Spark Connect."""
-        if not rows:
-            return self._empty(name)
         if len(rows) > INLINE_ROWS:
             return self._loaded(self.layout.schemas[name], rows)
-        return self._inline(self.layout.schemas[name], rows)
+        return self.spark.sql(self._rows_sql(name, rows))
 
-    def _inline(self, schema: StructType, rows: list) -> DataFrame:
-        """Rows as a literal array, one SQL expression (one py4j call, where a
-        Column per value costs several)."""
+    def _rows_sql(self, name: str, rows: list) -> str:
+        """SQL: up to INLINE_ROWS rows of `name` (columns c0..)."""
+        return self._inline_sql(self.layout.schemas[name], rows) if rows else self._empty(name)
+
+    @staticmethod
+    def _inline_sql(schema: StructType, rows: list) -> str:
+        """SQL: rows as a literal array in one partition."""
         structs = ", ".join(
             "struct(" + ", ".join(f"CAST({sql_literal(v)} AS {f.dataType.simpleString()}) AS {f.name}"
                                   for v, f in zip(row, schema.fields)) + ")" for row in rows)
-        return self.spark.range(0, 1, 1, 1).selectExpr(f"inline(array({structs}))")
+        return f"SELECT inline(array({structs})) FROM range(0, 1, 1, 1)"
 
     def _loaded(self, schema: StructType, rows: list) -> DataFrame:
         """Rows as a frame built from an Arrow table: its size does not grow the
@@ -215,16 +223,12 @@ class TickLoop:
                   for values, f in zip(columns, schema.fields)]
         return self.spark.createDataFrame(pa.Table.from_arrays(arrays, names=schema.fieldNames()), schema)
 
-    def _empty(self, name: str, bucket: bool = False) -> DataFrame:
-        """An empty frame the optimiser recognises as empty and prunes (built
-        once); with `bucket`, with the partition column if the loop has one."""
-        columns = self.layout.bucket if bucket else []
-        if (name, bool(columns)) not in self._empties:
-            schema = self.layout.schemas[name]
-            self._empties[name, bool(columns)] = self.spark.range(0, 1, 1, 1).selectExpr(
-                *[f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in schema.fields],
-                *[f"CAST(NULL AS INT) AS {c}" for c in columns]).where("false")
-        return self._empties[name, bool(columns)]
+    def _empty(self, name: str, bucket: bool = False) -> str:
+        """SQL: no rows of `name`, as the optimiser recognises and prunes; with
+        `bucket`, with the partition column if the loop has one."""
+        columns = [f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in self.layout.schemas[name].fields]
+        columns += [f"CAST(NULL AS INT) AS {c}" for c in (self.layout.bucket if bucket else [])]
+        return f"SELECT {', '.join(columns)} FROM range(0, 1, 1, 1) WHERE false"
 
     def _text_facts(self) -> dict:
         """The program's facts stamped with a tick, {tick: {relation: rows}};
@@ -278,7 +282,7 @@ class TickLoop:
         if not inputs:
             return known
         fields = self.layout.schemas[CRASH].fields[1:]
-        crashes = self._inline(StructType(fields), sorted(self.network.crashes.items()))
+        crashes = self.spark.sql(self._inline_sql(StructType(fields), sorted(self.network.crashes.items())))
         located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
         return known.unionAll(located).distinct()
 
@@ -287,24 +291,31 @@ class TickLoop:
         self.static_names = set(frames)
         if not frames:
             return None
-        pack = self._union([self.layout.part(n, STATE, f) for n, f in frames.items()])
+        pack = self._union([self.layout.part_sql(n, STATE, self._name(self._bucketed(n, self.views.of(f))))
+                            for n, f in frames.items()])
         if self.partitioner is not None:
-            pack = pack.repartition(self.most_partitions, PARTITION_COLUMN)
+            pack = f"SELECT /*+ REPARTITION({self.most_partitions}, {PARTITION_COLUMN}) */ * FROM {self._name(pack)}"
         elif self.partitions > 1:
-            pack = pack.repartition(self.partitions)
+            pack = f"SELECT /*+ REPARTITION({self.partitions}) */ * FROM {self._name(pack)}"
         pack, _ = self._checkpoint(pack)
+        self._end_statement()
         return pack
 
-    def _facts_pack(self, tick: int) -> DataFrame | None:
-        parts = [self.layout.part(n, STATE, self._frame(n, r)) for n, r in self.facts_at.get(tick, {}).items()]
-        parts += [self.layout.part(name, STATE, frame.where(F.col(TICK) == tick).drop(TICK))
-                  for name, (frame, ticks) in self.stamped.items() if tick in ticks]
+    def _facts_pack(self, tick: int) -> str | None:
+        """SQL: the facts stamped with `tick` (the program's and the inputs'), packed."""
+        parts = [self.layout.part_sql(n, STATE, self._name(self._bucketed(n, self._rows_sql(n, r))))
+                 for n, r in self.facts_at.get(tick, {}).items()]
+        for name, (frame, ticks) in self.stamped.items():
+            if tick in ticks:
+                columns = ", ".join(self.layout.schemas[name].fieldNames())
+                rows = f"SELECT {columns} FROM {self.views.of(frame)} WHERE {TICK} = {tick}"
+                parts.append(self.layout.part_sql(name, STATE, self._name(self._bucketed(name, rows))))
         if not parts:
             return None
         if self.partitioner is None or self.partitions == 1:
             return self._union(parts)
         # moved to their buckets once, for every plan of the tick that reads them
-        return self._counted(self._spread(self._union(parts))).localCheckpoint(eager=False)
+        return self._cut(self._spread(self._union(parts)))
 
     def _may_start(self) -> set:
         """Relations that can have facts at the start of a tick."""
@@ -333,11 +344,15 @@ class TickLoop:
         materialised; its TickStats appended to `state.stats`. Compiled or
         interpreted by the size of the last pack (spark/codegen.py)."""
         with self.codegen.tick(self.input_rows):
-            return self._tick(tick, previous, state)
+            try:
+                return self._tick(tick, previous, state)
+            finally:
+                self._end_statement()
 
     def _tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         started = time.perf_counter()
         self._exchanges = 0 if self.count_exchanges else None
+        self._pack_views = {}
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         settled = []  # the Arrow fixpoint's facts: materialised, and new (see _recursive)
@@ -350,9 +365,9 @@ class TickLoop:
                 with self.names.scope("stratum", stratum.index):
                     found, rounds, arrow_only = self._recursive(rules, names, current, news, tick, state)
                 iterations += rounds
-                parts = [self.layout.part(n, STATE, found[n]) for n in names]
+                parts = [self.layout.part_sql(n, STATE, self._name(found[n])) for n in names]
                 if arrow_only:  # materialised already: no checkpoint, and no distinct in the pack
-                    settled.append(self.layout.home_copies(self._union(parts)))
+                    settled.append(self.layout.home_copies_sql(self._name(self._union(parts))))
                     for n in names:
                         current[n] = self._union([current[n], found[n]])
                         if n in news_before:
@@ -368,67 +383,69 @@ class TickLoop:
                     current[name] = self._union([current[name], derived])
                     if news is not None and name in news:
                         news[name] = self._union([news[name], derived])
-                    parts.append(self.layout.part(name, STATE, derived))
+                    parts.append(self.layout.part_sql(name, STATE, self._name(derived)))
             if not parts:
                 continue
             # Cut the plan here: later strata read a checkpoint leaf instead of
             # re-embedding this stratum's plan at every use. Lazy: it is computed
             # by the tick's one job, not by a job of its own.
-            derived_pack = self._counted(self._union(parts)).localCheckpoint(eager=False)
+            derived_pack = self._cut(self._union(parts))
             stratum_packs.append(derived_pack)
             for n in names:
-                base = self.layout.read(start, n) if start is not None and n in self.may_start else None
-                fresh = self.layout.read(derived_pack, n)
+                base = self.layout.read_sql(start, n) if start is not None and n in self.may_start else None
+                fresh = self.layout.read_sql(derived_pack, n)
                 current[n] = fresh if base is None else self._union([base, fresh])
                 if n in news_before:
                     news[n] = self._union([news_before[n], fresh])
-        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, previous,
-                                                         state)
+        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, state)
         incremental = len(self.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
                                      persisted - collected, collected, self._exchanges, self.codegen.compiled))
         return pack
 
-    def _start(self, tick: int, previous: DataFrame | None) -> tuple[DataFrame | None, dict, dict | None]:
+    def _start(self, tick: int, previous: DataFrame | None) -> tuple[str | None, dict, dict | None]:
         """The tick's starting facts as one pack (static facts, facts @tick,
         facts derived by @next, messages arriving now, the carried relations'
         final state of the previous tick: five branches whatever the number of
         relations, and one per collected relation: its final state less its
-        garbage), a frame per relation reading it, and the carried relations'
-        new facts (all but those of the previous tick; None at the first tick)."""
+        garbage), cut by a lazy checkpoint (a view); a relation's SQL reading
+        it; and the carried relations' new facts (all but those of the
+        previous tick; None at the first tick)."""
+        self._previous = self.views.of(previous) if previous is not None else None
         arriving = [p for p in (self._facts_pack(tick),) if p is not None]
         if previous is not None:
-            arriving.append(self.layout.relabel(previous, f"__kind = '{NEXT}'"))
-            arriving.append(self.layout.relabel(previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
-        sources = ([self.static_pack] if self.static_pack is not None else []) + arriving
+            arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{NEXT}'"))
+            arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
+        sources = ([self.views.of(self.static_pack)] if self.static_pack is not None else []) + arriving
         if previous is not None and self.carried:
             # identity @next rules are not evaluated: the carried relations'
             # final state of the previous tick is read directly
             names = ", ".join(f"'{n}'" for n in sorted(self.carried - self.collected))
             if names:
-                sources.append(self.layout.relabel(previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
-            sources += [self.layout.part(n, STATE, self._surviving(previous, n)) for n in sorted(self.collected)]
-        start = self._union(sources).localCheckpoint(eager=False) if sources else None
+                sources.append(self.layout.relabel_sql(self._previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
+            sources += [self.layout.part_sql(n, STATE, self._name(self._surviving(n))) for n in sorted(self.collected)]
+        start = self._cut(self._union(sources)) if sources else None
         self._tick_partitions = self.partitions
         if previous is not None and self.partitioner is not None and self._pack_partitions != self.partitions:
-            start = self._spread(start)  # the previous pack is not in this tick's partitions
-        current = Frames(lambda name: self.layout.read(start, name) if start is not None and name in self.may_start
+            start = self._name(self._spread(start))  # the previous pack is not in this tick's partitions
+        current = Frames(lambda name: self.layout.read_sql(start, name) if start is not None and name in self.may_start
                          else self._empty(name, bucket=True))
         news = None
         if previous is not None:
-            new_pack = self._union(arriving)
-            news = {name: self.layout.read(new_pack, name) for name in self.carried}
+            new_pack = self._name(self._union(arriving))
+            news = {name: self.layout.read_sql(new_pack, name) for name in self.carried}
         return start, current, news
 
-    def _surviving(self, previous: DataFrame, name: str) -> DataFrame:
-        """Collected relation `name`'s final state in `previous` less its garbage."""
-        final = self.layout.read(previous, name)
-        garbage = self.layout.read(previous, name, GARBAGE)
-        return self._narrow(final.join(garbage.hint(JOIN_HINT), on=list(final.columns), how="left_anti"))
+    def _surviving(self, name: str) -> str:
+        """SQL: collected relation `name`'s final state in the previous pack less its garbage."""
+        final = self._name(self.layout.read_sql(self._previous, name))
+        garbage = self._name(self.layout.read_sql(self._previous, name, GARBAGE))
+        return self._narrow(self._joined(final, garbage, "LEFT ANTI", self._columns(name)))
 
     def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
-        """read(atom, occurrence) for the rule compiler; `delta` = (occurrence, frames)
-        makes that one atom occurrence read a semi-naive delta instead."""
+        """read(atom, occurrence) for the rule compiler: the SQL of the relation
+        the atom reads; `delta` = (occurrence, relations) makes that one atom
+        occurrence read a semi-naive delta instead."""
         def read(atom: ast.Atom, occurrence):
             if delta is not None and occurrence == delta[0]:
                 return delta[1][atom.name]
@@ -436,22 +453,27 @@ class TickLoop:
                 k = atom.time.tick
                 if k > tick or k not in state.packs:
                     return self._empty(atom.name, bucket=True)
-                return self.layout.read(state.packs[k], atom.name, STATE)
+                if k not in self._pack_views:
+                    self._pack_views[k] = self.views.of(state.packs[k])
+                return self.layout.read_sql(self._pack_views[k], atom.name, STATE)
             return current[atom.name]
         return read
 
-    def _derive(self, rule, current: dict, news: dict | None, tick: int, state: LoopState) -> DataFrame | None:
-        """What `rule` derives at this tick. A differential rule (see
+    def _evaluate(self, plan: RulePlan, read, tick: int) -> str:
+        """SQL: what `plan` derives at this tick, its relations read by `read`."""
+        return plan.evaluate(self.statement, read, tick, self._narrow)
+
+    def _derive(self, rule, current: dict, news: dict | None, tick: int, state: LoopState) -> str | None:
+        """SQL: what `rule` derives at this tick. A differential rule (see
         analysis/growth.py) after the first tick is evaluated once per positive
         atom over a carried relation, that atom reading the relation's new facts
         (`news`): None when no atom can have any."""
         plan = self.plans[rule.index]
         if news is None or rule.index not in self.differential:
-            return self._placed(rule, plan.evaluate(self._reader(current, tick, state), tick, self._narrow))
-        frames = [self._placed(rule, plan.evaluate(self._reader(current, tick, state, delta=(i, news)), tick,
-                                                   self._narrow))
-                  for i, atom in enumerate(plan.positive) if atom.name in news]
-        return self._union(frames) if frames else None
+            return self._placed(rule, self._evaluate(plan, self._reader(current, tick, state), tick))
+        derived = [self._placed(rule, self._evaluate(plan, self._reader(current, tick, state, delta=(i, news)), tick))
+                   for i, atom in enumerate(plan.positive) if atom.name in news]
+        return self._union(derived) if derived else None
 
     def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
                    state: LoopState) -> tuple[dict, int, bool]:
@@ -473,12 +495,14 @@ class TickLoop:
             arrow = self._arrow_fixpoint(group, group_names)
             if arrow is not None:
                 buckets = 4 * self.most_partitions if arrow.partitioned else 1
+                reads = {n: self._frame_of(current[n]) for n in arrow.reads}
                 with self.codegen.compiling():
-                    new, rows = arrow.frames(current, buckets, self.most_partitions)
+                    frames, rows = arrow.frames(reads, buckets, self.most_partitions)
                 self._sized(rows)  # the rest of the tick sized to what the recursion found,
                 self.codegen.grow(rows)  # its code compiled if that is large
+                new = {n: self.views.of(f) for n, f in frames.items()}
                 if self.partitioner is not None:  # the facts into their buckets
-                    new = {n: self._spread(self.partitioner.place(n, f)) for n, f in new.items()}
+                    new = {n: self._spread(self.partitioner.place_sql(n, v)) for n, v in new.items()}
             else:
                 new, rounds = self._loop(group, group_names, current, news, tick, state)
                 iterations += rounds
@@ -494,9 +518,9 @@ class TickLoop:
         one job per iteration."""
         derived: dict = {n: [] for n in names}
         for rule in rules:
-            frame = self._derive(rule, current, news, tick, state)
-            if frame is not None:
-                derived[rule.head.name].append(frame)
+            sql = self._derive(rule, current, news, tick, state)
+            if sql is not None:
+                derived[rule.head.name].append(sql)
         self.names.step("iteration", 1)
         (deltas,), count = self._materialise({n: self._new_facts(n, derived[n], current[n]) for n in names})
         found = {n: [deltas[n]] for n in names}
@@ -510,7 +534,7 @@ class TickLoop:
                 for occurrence, atom in enumerate(plan.positive):
                     if atom.name in names and reads_current_tick(atom, tick):
                         read = self._reader(full, tick, state, delta=(occurrence, deltas))
-                        new[rule.head.name].append(self._placed(rule, plan.evaluate(read, tick, self._narrow)))
+                        new[rule.head.name].append(self._placed(rule, self._evaluate(plan, read, tick)))
             self.names.step("iteration", iterations + 1)
             (deltas,), count = self._materialise({n: self._new_facts(n, new[n], full[n]) for n in names})
             iterations += 1
@@ -539,51 +563,89 @@ class TickLoop:
             self._fixpoints[key] = ArrowFixpoint.compile(rules, names, self.program)
         return self._fixpoints[key]
 
-    def _new_facts(self, name: str, frames: list, known: DataFrame) -> DataFrame:
-        """The distinct rows of `frames` not in `known`."""
-        candidates = self._union(frames) if frames else self._empty(name, bucket=True)
-        return self._narrow(candidates.distinct().join(known.hint(JOIN_HINT), on=list(known.columns),
-                                                       how="left_anti"))
+    def _new_facts(self, name: str, derived: list, known: str) -> str:
+        """SQL: the distinct rows of `derived` not in `known`."""
+        candidates = self._union(derived) if derived else self._empty(name, bucket=True)
+        unique = self._name(f"SELECT DISTINCT * FROM {self._name(candidates)}")
+        return self._narrow(self._joined(unique, self._name(known), "LEFT ANTI", self._columns(name)))
 
     def _materialise(self, *groups: dict) -> tuple[list, int]:
-        """Checkpoint the frames of one or two groups ({relation: frame}) with
-        one job; returns per group frames reading the checkpoint, and the
-        number of rows."""
+        """Checkpoint the relations of one or two groups ({relation: SQL}) with
+        one job; returns per group the SQL reading each from the checkpoint (a
+        view), and the number of rows."""
         kinds = (STATE, NEXT)  # a group's rows carry its own kind in the pack
-        pack, rows = self._checkpoint(self._union([self.layout.part(n, kind, f)
+        pack, rows = self._checkpoint(self._union([self.layout.part_sql(n, kind, self._name(sql))
                                                    for kind, group in zip(kinds, groups)
-                                                   for n, f in group.items()]))
+                                                   for n, sql in group.items()]))
         self.codegen.grow(rows)  # the rest of a tick whose recursion grows large: compiled
-        found = [{n: self.layout.read(pack, n, kind) for n in group} for kind, group in zip(kinds, groups)]
+        view = self.views.of(pack)
+        found = [{n: self.layout.read_sql(view, n, kind) for n in group} for kind, group in zip(kinds, groups)]
         return found, rows
 
+    # ---------------------------------------------------------------- SQL building
+    def _name(self, sql: str) -> str:
+        """The name (a subquery's or a view's) of the relation `sql`."""
+        return self.statement.name(sql)
+
+    def _frame_of(self, sql: str) -> DataFrame:
+        """The relation `sql` as a DataFrame: one `spark.sql`."""
+        return self.spark.sql(self.statement.render(f"SELECT * FROM {self._name(sql)}"))
+
+    def _cut(self, sql: str) -> str:
+        """The relation `sql` behind a lazy local checkpoint (a view): readers
+        see a leaf instead of its plan, computed by the first job that needs it."""
+        return self.views.of(self._counted(self._frame_of(sql)).localCheckpoint(eager=False))
+
+    def _end_statement(self) -> None:
+        """Forget the tick's subqueries and drop its views (its packs are materialised)."""
+        self.views.drop()
+        self.statement = Statement(self._subqueries)
+
+    def _columns(self, name: str) -> list[str]:
+        """A relation frame's columns: c0..cn-1, and the partition column if any."""
+        return self.layout.schemas[name].fieldNames() + self.layout.bucket
+
+    @staticmethod
+    def _joined(left: str, right: str, how: str, keys: list[str]) -> str:
+        """SQL: `left` joined (`how`: LEFT ANTI, ...) with `right` on `keys`, a merge join."""
+        return (f"SELECT /*+ {JOIN_HINT}(r) */ * FROM {left} l {how} JOIN {right} r"
+                f" USING ({', '.join(f'`{k}`' for k in keys)})")
+
     # ---------------------------------------------------------------- partitioning
-    def _narrow(self, frame: DataFrame) -> DataFrame:
-        """`frame` kept in one partition when the loop runs in one, so that no
-        join or aggregate shuffles: a union adds up its inputs' partitions, and
-        a join's output no longer tells the planner it is in one partition.
+    def _narrow(self, sql: str) -> str:
+        """SQL: `sql` kept in one partition when the loop runs in one, so that
+        no join or aggregate shuffles: a union adds up its inputs' partitions,
+        and a join's output no longer tells the planner it is in one partition.
         The limit (never reached) bounds the planner's size estimate, which
         multiplies at every join: above `spark.sql.maxSinglePartitionBytes` the
         planner shuffles single partitions anyway."""
-        return frame.coalesce(1).limit(SIZE_BOUND) if self.partitions == 1 else frame
+        if self.partitions != 1:
+            return sql
+        return f"SELECT /*+ COALESCE(1) */ * FROM {self._name(sql)} LIMIT {SIZE_BOUND}"
 
-    def _union(self, frames: list[DataFrame]) -> DataFrame:
-        return self._narrow(reduce(DataFrame.unionAll, frames))
+    def _union(self, relations: list[str]) -> str:
+        return self._narrow(" UNION ALL ".join(f"SELECT * FROM {self._name(r)}" for r in relations))
 
-    def _spread(self, frame: DataFrame) -> DataFrame:
-        """`frame` (with the partition column) hash-partitioned by it into the
+    def _spread(self, sql: str) -> str:
+        """SQL: `sql` (with the partition column) hash-partitioned by it into the
         loop's partitions: a shuffle, unless the loop runs in one."""
-        return frame.repartition(self.partitions, PARTITION_COLUMN) if self.partitions > 1 else self._narrow(frame)
+        if self.partitions > 1:
+            return f"SELECT /*+ REPARTITION({self.partitions}, {PARTITION_COLUMN}) */ * FROM {self._name(sql)}"
+        return self._narrow(sql)
 
-    def _placed(self, rule, frame: DataFrame, spread: bool = True) -> DataFrame:
-        """What `rule` derives, with the partition column when the loop has one:
-        a `local` plan's facts stay in their bucket, the others' are put in
+    def _bucketed(self, name: str, sql: str) -> str:
+        """SQL: new facts of relation `name` with their buckets, when the loop has a partitioner."""
+        return sql if self.partitioner is None else self.partitioner.place_sql(name, self._name(sql))
+
+    def _placed(self, rule, sql: str, spread: bool = True) -> str:
+        """SQL: what `rule` derives, with the partition column when the loop has
+        one: a `local` plan's facts stay in their bucket, the others' are put in
         theirs (and, with `spread`, moved there)."""
         if self.partitioner is None:
-            return frame
+            return sql
         if self.plans[rule.index].partitioned and rule.delivery != "async":
-            return self.partitioner.settle(rule, frame)
-        placed = self.partitioner.place(rule.head.name, frame)
+            return self.partitioner.settle_sql(rule, self._name(sql))
+        placed = self._bucketed(rule.head.name, sql)
         return self._spread(placed) if spread else placed
 
     def _counted(self, frame: DataFrame) -> DataFrame:
@@ -594,18 +656,18 @@ class TickLoop:
         self._exchanges = None if found is None or self._exchanges is None else self._exchanges + found
         return frame
 
-    def _checkpoint(self, frame: DataFrame) -> tuple[DataFrame, int]:
-        """`frame` materialised and counted with one job (a lazy local checkpoint
-        is computed by the first job that reads it: here the count); the loop's
-        partitions are then resized to the data (with a partitioner: one, or
-        all it has buckets for)."""
-        checkpoint, (rows,) = self._materialised(frame)
+    def _checkpoint(self, sql: str) -> tuple[DataFrame, int]:
+        """The relation `sql` materialised and counted with one job (a lazy
+        local checkpoint is computed by the first job that reads it: here the
+        count); the loop's partitions are then resized to the data (with a
+        partitioner: one, or all it has buckets for)."""
+        checkpoint, (rows,) = self._materialised(sql)
         return checkpoint, rows
 
-    def _materialised(self, frame: DataFrame, *conditions: str) -> tuple[DataFrame, tuple]:
+    def _materialised(self, sql: str, *conditions: str) -> tuple[DataFrame, tuple]:
         """As `_checkpoint`, counting in the same job the rows and the rows
         meeting each SQL condition."""
-        checkpoint = self._counted(frame).localCheckpoint(eager=False)
+        checkpoint = self._counted(self._frame_of(sql)).localCheckpoint(eager=False)
         if conditions:
             counts = tuple(checkpoint.agg(F.count(F.lit(1)), *[F.count(F.when(F.expr(c), 1))
                                                                for c in conditions]).first())
@@ -623,8 +685,8 @@ class TickLoop:
             if self.partitioner is not None and self.partitions > 1:
                 self.partitions = self.most_partitions
 
-    def _pack(self, tick: int, start: DataFrame | None, derived_parts: list, settled: list, current: dict,
-              previous: DataFrame | None, state: LoopState) -> tuple[DataFrame, tuple]:
+    def _pack(self, tick: int, start: str | None, derived_parts: list, settled: list, current: dict,
+              state: LoopState) -> tuple[DataFrame, tuple]:
         """Everything that crosses the tick boundary, materialised with one job:
         the final state (S), facts for the next tick (N), messages (M), the
         facts GC collects (G); and its rows, its S rows of persisted relations
@@ -636,33 +698,35 @@ class TickLoop:
         for rule in self.program.rules:
             if rule.delivery == "now" or rule.persistence:
                 continue
-            derived = self._placed(rule, self.plans[rule.index].evaluate(reader, tick, self._narrow), spread=False)
+            derived = self._name(self._placed(rule, self._evaluate(self.plans[rule.index], reader, tick), spread=False))
             name = rule.head.name
             local = self.partitioner is not None and self.plans[rule.index].partitioned and rule.delivery == "next"
             if rule.delivery == "next":
-                (parts if local else moved).append(self.layout.part(name, NEXT, derived))
+                (parts if local else moved).append(self.layout.part_sql(name, NEXT, derived))
             else:
                 row = list(zip(self.layout.schemas[name].fieldNames(), self.program.relations[name].types))
                 arrival = arrival_sql(self.network, name, row, SOURCE_COLUMN, tick)
-                moved.append(self.layout.part(name, MESSAGE, derived, sent=str(tick),
-                                              arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
-        moved += [self.layout.part(plan.rule.head.name, GARBAGE, plan.evaluate(reader, tick, self._narrow))
-                  for plan in self.gc_plans]
+                moved.append(self.layout.part_sql(name, MESSAGE, derived, sent=str(tick),
+                                                  arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
+        for plan in self.gc_plans:
+            name = plan.rule.head.name
+            garbage = self._bucketed(name, self._evaluate(plan, reader, tick))
+            moved.append(self.layout.part_sql(name, GARBAGE, self._name(garbage)))
         if moved:
             parts.append(self._spread(self._union(moved)) if self.partitioner is not None else self._union(moved))
-        if previous is not None:
-            parts.append(previous.where(f"__kind = '{MESSAGE}' AND __arrival > {tick}"))
+        if self._previous is not None:
+            parts.append(f"SELECT * FROM {self._previous} WHERE __kind = '{MESSAGE}' AND __arrival > {tick}")
         if not parts:
-            parts.append(self.layout.part(next(iter(self.layout.names)), STATE,
-                                          self._empty(next(iter(self.layout.names)))))
+            first = next(iter(self.layout.names))
+            parts.append(self.layout.part_sql(first, STATE, self._name(self._empty(first, bucket=True))))
         pack = self._union(parts)
         moved_partitions = self.partitions != self._tick_partitions \
-            or (previous is not None and self.partitions != self._pack_partitions)
+            or (self._previous is not None and self.partitions != self._pack_partitions)
         if self.partitioner is not None and self.partitions > 1 and moved_partitions:
             pack = self._spread(pack)  # parts read in other partitions
         self._pack_partitions = self.partitions
         persisted = ", ".join(f"'{n}'" for n in sorted(self.program.persisted)) or "NULL"
-        pack = self.layout.distinct(pack, self.partitions)
+        pack = self.layout.distinct_sql(self._name(pack), self.partitions)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self._union([pack, *settled])
         return self._materialised(pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
