@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparkdedalus import Program
-from sparkdedalus.faults.ldfi import Lineage, Support, resolve
-from sparkdedalus.faults.space import Scenario, Space
+from sparkdedalus.faults.ldfi import Lineage, Support
+from sparkdedalus.faults.space import Scenario, Space, resolve
 from sparkdedalus.network import Message
 from sparkdedalus.reference.faults import faults as check
 from sparkdedalus.reference.provenance import Absent, Derivation, FactAt

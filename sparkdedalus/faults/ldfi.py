@@ -36,27 +36,8 @@ from sparkdedalus.faults.verdict import POST, PRE
 from sparkdedalus.program import CRASH
 from udfs.registry import spark_string
 
-#: the searches of `sparkdedalus faults --search`; auto enumerates spaces of at most AUTO_ENUMERATE scenarios
-SEARCHES = ("auto", "ldfi", "all")
-AUTO_ENUMERATE = 10_000
 #: the SAT solver python-sat runs (CaDiCaL 1.9.5)
 SOLVER = "cadical195"
-
-
-def resolve(search: str, space: Space, sample: int | None) -> str:
-    """The search that runs: "all" or "ldfi". `auto` enumerates a sample or a
-    space of at most AUTO_ENUMERATE scenarios, and searches larger ones.
-
-    >>> resolve("auto", Space(("a", "b", "c"), eot=4, eff=2), None), resolve("auto", Space(("a", "b", "c"), eot=6, eff=4), None)
-    ('all', 'ldfi')
-    """
-    if search not in SEARCHES:
-        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, not {search!r}")
-    if search == "ldfi" and sample is not None:
-        raise ValueError("--sample draws scenarios to enumerate: it does not go with --search ldfi")
-    if search == "auto":
-        return "all" if sample is not None or space.count <= AUTO_ENUMERATE else "ldfi"
-    return search
 
 
 @dataclass(frozen=True)
@@ -82,7 +63,7 @@ class Lineage:
         self.locations = frozenset(spark_string(loc) for loc in locations) | frozenset(space.nodes)
         self.supports: dict = {}  # (relation, row, tick) -> {Support: None}, in the order seen
         self.targets: set = set()  # rows of pre facts at EOT
-        self._failures = _failures(space)
+        self.failures = _failures(space)  # those of the space, each a variable of the formula
 
     def add_run(self, provenance, pre_rows) -> None:
         """Add a run that holds every `pre` row's `post` fact at EOT: the targets,
@@ -119,7 +100,7 @@ class Lineage:
         if derivation.kind == "message":
             m = derivation.message
             sender, receiver = spark_string(m.src), spark_string(m.row[0])
-            broken |= {f for f in self._failures
+            broken |= {f for f in self.failures
                        if f == ("omit", sender, receiver, m.send_tick)
                        or f[0] == "crash" and f[1] == sender and f[2] <= m.send_tick}
         for absent in derivation.absent:
@@ -133,14 +114,14 @@ class Lineage:
         where, node, tick = pattern
         if where is not None and spark_string(where) not in self.locations:
             return set()
-        return {f for f in self._failures if f[0] == "crash" and (node is None or spark_string(node) == f[1])
+        return {f for f in self.failures if f[0] == "crash" and (node is None or spark_string(node) == f[1])
                 and (tick is None or tick == f[2])}
 
-    def candidates(self, limit: int | None = None) -> list:
+    def candidates(self) -> list:
         """The minimal failure sets (as `Scenario`s, fewest failures first) that
         break every known derivation of some target's `post` fact and keep one of
-        its `pre` fact's; at most `limit` of them."""
-        return Formula(self).minimal(limit)
+        its `pre` fact's."""
+        return Formula(self).minimal()
 
     def breaks(self, scenario: Scenario) -> bool:
         """Whether `scenario` is a model of the formula: it breaks every known
@@ -175,7 +156,7 @@ class Formula:
     """
 
     def __init__(self, lineage: Lineage):
-        self.failures = lineage._failures
+        self.failures = lineage.failures
         self.var = {f: i for i, f in enumerate(self.failures, 1)}
         self.top = len(self.failures)  # the last variable used
         self.clauses = []
@@ -231,13 +212,13 @@ class Formula:
         with Solver(name=SOLVER, bootstrap_with=self.clauses) as solver:
             return solver.solve(assumptions=[self.var[f] if f in failures else -self.var[f] for f in self.failures])
 
-    def minimal(self, limit: int | None = None) -> list:
+    def minimal(self) -> list:
         """The subset-minimal models' failures, as scenarios, fewest failures first:
         a model is shrunk one failure at a time (asking for a model within the
         rest), then every superset of it is excluded, until none is left."""
         found = []
         with Solver(name=SOLVER, bootstrap_with=self.clauses) as solver:
-            while (limit is None or len(found) < limit) and solver.solve():
+            while solver.solve():
                 chosen = self._chosen(solver.get_model())
                 for failure in list(chosen):
                     if failure in chosen:

@@ -25,8 +25,7 @@ counterexample when a `pre` fact at EOT has no equal `post` fact (docs/faults.md
 
 from __future__ import annotations
 
-from sparkdedalus.faults.ldfi import resolve
-from sparkdedalus.faults.space import Space
+from sparkdedalus.faults.space import Space, resolve
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing, smallest_first
 from sparkdedalus.reference.evaluator import run
 from sparkdedalus.reference.ldfi import search as ldfi
@@ -36,7 +35,7 @@ def faults(program, nodes, eot: int, eff: int, crashes: int = 0, sample: int | N
            inputs_dir: str | None = None, progress=None, search: str = "auto") -> Checked:
     """Run every scenario of `Space(nodes, eot, eff, crashes)` (or `sample` of
     them drawn with `seed`) to tick `eot`, or with `search="ldfi"` those LDFI
-    picks (`faults.ldfi.resolve` decides "auto"; ValueError for an unknown
+    picks (`faults.space.resolve` decides "auto"; ValueError for an unknown
     search or ldfi with a sample). `progress(done, found)` is called after each
     scenario with the counterexamples found so far."""
     space = Space(tuple(nodes), eot, eff, crashes)

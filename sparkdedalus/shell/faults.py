@@ -30,7 +30,7 @@ import sys
 import time
 
 from sparkdedalus.errors import UsageError
-from sparkdedalus.faults.ldfi import AUTO_ENUMERATE, SEARCHES
+from sparkdedalus.faults.space import AUTO_ENUMERATE, SEARCHES, resolve
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, names
 
@@ -115,7 +115,6 @@ def _options(args) -> dict:
 def _search(args, space) -> str:
     """The search that runs ("all" or "ldfi"): LDFI is refused on Spark, where
     auto enumerates."""
-    from sparkdedalus.faults.ldfi import resolve
     if args.engine == "spark":
         if args.search == "ldfi":
             raise UsageError("--search ldfi runs on the reference engine only for now: add --engine reference")
