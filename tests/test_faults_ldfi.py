@@ -143,6 +143,18 @@ def test_acknowledged_broadcast_has_no_counterexample_in_three_executions(capsys
     assert (code, out["scenarios"], out["executions"], out["counterexamples"]) == (0, 4096, 3, [])
 
 
+def test_acknowledged_broadcast_among_five_nodes_needs_a_round_per_lineage():
+    # "a" re-sends to M at every tick until M's ack arrives. For each of the 4 members
+    # M: the good run shows copies sent at 1 and 2; losing both, "a" sends at 3 and 4
+    # (the copy of 3 arrives at 4, its ack at 5); losing 1 to 4 too (EFF 6: ticks 1..5
+    # omissible), "a" sends at 5 and 6, and 6 cannot be lost. 1 + 4 x 2 runs, no counterexample.
+    nodes = ("a", "b", "c", "d", "e")
+    text = open(os.path.join(EXAMPLES, "ack_broadcast.ded")).read().split('node("a", "b");')[0]
+    text += "".join(f'node("{x}", "{y}");' for x in nodes for y in nodes if x != y) + 'bcast("a", "hi")@1;'
+    checked = check(Program.parse(text), nodes, eot=8, eff=6, search="ldfi")
+    assert (checked.scenarios, checked.executions, checked.counterexamples) == (2 ** (20 * 5), 9, [])
+
+
 def test_acknowledged_broadcast_with_a_crash_auto_searches_and_finds_the_smallest(capsys):
     # 65,536 scenarios: more than 10,000, so auto runs LDFI
     code, out = faults(capsys, "ack_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3", "--crashes", "1")
