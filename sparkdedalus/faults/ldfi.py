@@ -126,7 +126,7 @@ class Lineage:
     def breaks(self, scenario: Scenario) -> bool:
         """Whether `scenario` is a model of the formula: it breaks every known
         derivation of some target's `post` fact and keeps one of its `pre`."""
-        return Formula(self).holds(_scenario_failures(scenario))
+        return Formula(self).allows(_scenario_failures(scenario))
 
 
 def _failures(space: Space) -> tuple:
@@ -207,7 +207,7 @@ class Formula:
         self.clauses += encoded.clauses
         self.top = max(self.top, encoded.nv)
 
-    def holds(self, failures: set) -> bool:
+    def allows(self, failures: set) -> bool:
         """Whether exactly `failures` (and no other failure) satisfy the formula."""
         with Solver(name=SOLVER, bootstrap_with=self.clauses) as solver:
             return solver.solve(assumptions=[self.var[f] if f in failures else -self.var[f] for f in self.failures])
