@@ -3,7 +3,7 @@
 names, KEY=VALUE, a file to write) and `choices=`; and every flag either acts
 or is refused (`rewrite --force` without `--decouple`, a component named twice
 in `--auto`, `show --at` without a relation, `faults --seed` without
-`--sample`). No Spark: every case here ends before a session would start."""
+`--sample`, `faults --search ldfi` with `--sample` or on Spark). No Spark: every case here ends before a session would start."""
 
 from __future__ import annotations
 
@@ -141,6 +141,13 @@ def test_rewrite_bad_values_are_argparse_errors(args, message, capsys):
      "sparkdedalus faults: error: argument --nodes: expected comma-separated names, got 'a,,b'"),
     (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--engine", "reference", "--seed", "3"],
      "sparkdedalus: error: --seed needs --sample N: it seeds the sample's draw"),
+    (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--engine", "reference", "--search", "bfs"],
+     "sparkdedalus faults: error: argument --search: invalid choice: 'bfs' (choose from 'auto', 'ldfi', 'all')"),
+    (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--search", "ldfi"],
+     "sparkdedalus: error: --search ldfi runs on the reference engine only for now: add --engine reference"),
+    (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--engine", "reference", "--search", "ldfi",
+      "--sample", "2"],
+     "sparkdedalus: error: --sample draws scenarios to enumerate: it does not go with --search ldfi"),
 ])
 def test_bad_options_of_every_command(argv, message, capsys):
     assert refused(capsys, argv).startswith(message)
@@ -153,3 +160,6 @@ def test_the_same_options_act_when_they_are_good(tmp_path, capsys):
     assert exit_code(["faults", SIMPLE_LOG, "--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--engine", "reference",
                       "--sample", "3", "--seed", "3", "--quiet", "--format", "json"]) in (0, 1)
     assert '"scenarios": 3' in capsys.readouterr().out
+    assert exit_code(["faults", SIMPLE_LOG, "--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--engine", "reference",
+                      "--search", "ldfi", "--quiet", "--format", "json"]) == 1
+    assert '"executions": 2, "search": "ldfi"' in capsys.readouterr().out

@@ -149,7 +149,7 @@ POST_ONLY = NO_INVARIANT + 'post(N, P) :- log(N, P);\n'
 @pytest.mark.parametrize("program, options, message", [
     ("simple_log.ded", ["--nodes", "a,b,d", "--eot", "4", "--eff", "2"], "--nodes: unknown node 'd'"),
     ("simple_log.ded", ["--nodes", "a,b,c", "--eot", "4", "--eff", "5"], "EFF <= EOT"),
-    ("simple_log.ded", ["--nodes", "a,b,c", "--eot", "12", "--eff", "5"], "add --sample N"),
+    ("simple_log.ded", ["--nodes", "a,b,c", "--eot", "12", "--eff", "5", "--search", "all"], "add --sample N"),
     ("simple_log.ded", ["--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--crashes", "4"], "crashes"),
     ("simple_log.ded", ["--nodes", "a,b,c", "--eot", "four", "--eff", "2"], "--eot: expected an integer"),
     ("simple_log.ded", ["--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--sample", "0"], "--sample"),

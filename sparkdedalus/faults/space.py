@@ -5,7 +5,8 @@ each at one tick in 1..EOT.
 
 A scenario has an index in 0..len(space)-1: the low bits are the omission
 mask over `channels()`, the rest numbers the crash choices. `sample` draws
-indices, so a space far too large to enumerate can still be sampled.
+indices, so a space far too large to enumerate can still be sampled;
+`resolve` picks the search of one (enumeration or LDFI, `faults/ldfi.py`).
 
 >>> space = Space(nodes=("a", "b", "c"), eot=4, eff=2, crashes=0)
 >>> len(space), len(space.channels())
@@ -29,6 +30,10 @@ from sparkdedalus.network import Network
 
 #: the largest space `sparkdedalus faults` runs whole; larger ones need `--sample`
 MAX_SCENARIOS = 1_000_000
+#: the searches of `sparkdedalus faults --search`: "auto" enumerates spaces of at
+#: most AUTO_ENUMERATE scenarios and runs LDFI (faults/ldfi.py) on larger ones
+SEARCHES = ("auto", "ldfi", "all")
+AUTO_ENUMERATE = 10_000
 
 
 @dataclass(frozen=True, order=True)
@@ -123,3 +128,19 @@ class Space:
         while len(chosen) < n:
             chosen.add(draw.randrange(self.count))
         return sorted(chosen)
+
+
+def resolve(search: str, space: Space, sample: int | None) -> str:
+    """The search that runs: "all" or "ldfi". `auto` enumerates a sample or a
+    space of at most AUTO_ENUMERATE scenarios, and searches larger ones.
+
+    >>> resolve("auto", Space(("a", "b", "c"), eot=4, eff=2), None), resolve("auto", Space(("a", "b", "c"), eot=6, eff=4), None)
+    ('all', 'ldfi')
+    """
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, not {search!r}")
+    if search == "ldfi" and sample is not None:
+        raise ValueError("--sample draws scenarios to enumerate: it does not go with --search ldfi")
+    if search == "auto":
+        return "all" if sample is not None or space.count <= AUTO_ENUMERATE else "ldfi"
+    return search

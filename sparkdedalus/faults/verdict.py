@@ -34,3 +34,16 @@ class Counterexample:
 def smallest_first(counterexamples) -> list:
     """Counterexamples ordered by their number of failures, then by their failures."""
     return sorted(counterexamples, key=lambda c: (c.scenario.size, c.scenario, c.missing))
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a fault check found: the number of scenarios its verdict covers (the
+    space, or the sample), the counterexamples (smallest first), the runs made
+    and the search ("all": every scenario; "ldfi": stops at the first
+    counterexample)."""
+
+    scenarios: int
+    counterexamples: list
+    executions: int
+    search: str = "all"

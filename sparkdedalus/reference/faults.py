@@ -2,6 +2,8 @@
 batched Spark evaluation (`Engine.faults`) and `sparkdedalus faults --engine
 reference`. Each scenario is one run to EOT with `scenario.network()`; it is a
 counterexample when a `pre` fact at EOT has no equal `post` fact (docs/faults.md).
+`search="ldfi"` runs only the scenarios the lineage of the runs points to
+(`reference/ldfi.py`); "auto" (the default) enumerates spaces of at most 10,000.
 
 >>> from sparkdedalus import Program
 >>> program = Program.parse('''
@@ -16,32 +18,29 @@ counterexample when a `pre` fact at EOT has no equal `post` fact (docs/faults.md
 >>> checked = faults(program, nodes=("a", "b"), eot=3, eff=2, crashes=1)  # 4 x (1 + 2 x 3)
 >>> checked.scenarios, checked.counterexamples[0].to_json()
 (28, {'omissions': [], 'crashes': [['a', 1]], 'missing': [['b', 'hi']]})
+>>> checked = faults(program, nodes=("a", "b"), eot=3, eff=2, crashes=1, search="ldfi")
+>>> checked.scenarios, checked.executions, checked.counterexamples[0].to_json()
+(28, 2, {'omissions': [], 'crashes': [['a', 1]], 'missing': [['b', 'hi']]})
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from sparkdedalus.faults.space import Space
-from sparkdedalus.faults.verdict import POST, PRE, Counterexample, missing, smallest_first
+from sparkdedalus.faults.space import Space, resolve
+from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing, smallest_first
 from sparkdedalus.reference.evaluator import run
-
-
-@dataclass(frozen=True)
-class Checked:
-    """What a fault check found: the number of scenarios run and the
-    counterexamples, smallest first."""
-
-    scenarios: int
-    counterexamples: list
+from sparkdedalus.reference.ldfi import search as ldfi
 
 
 def faults(program, nodes, eot: int, eff: int, crashes: int = 0, sample: int | None = None, seed: int = 0,
-           inputs_dir: str | None = None, progress=None) -> Checked:
+           inputs_dir: str | None = None, progress=None, search: str = "auto") -> Checked:
     """Run every scenario of `Space(nodes, eot, eff, crashes)` (or `sample` of
-    them drawn with `seed`) to tick `eot`. `progress(done, found)` is called
-    after each scenario with the counterexamples found so far."""
+    them drawn with `seed`) to tick `eot`, or with `search="ldfi"` those LDFI
+    picks (`faults.space.resolve` decides "auto"; ValueError for an unknown
+    search or ldfi with a sample). `progress(done, found)` is called after each
+    scenario with the counterexamples found so far."""
     space = Space(tuple(nodes), eot, eff, crashes)
+    if resolve(search, space, sample) == "ldfi":
+        return ldfi(program, space, inputs_dir, progress)
     scenarios = space if sample is None else space.sample(sample, seed)
     found, done = [], 0
     for scenario in scenarios:
@@ -52,4 +51,4 @@ def faults(program, nodes, eot: int, eff: int, crashes: int = 0, sample: int | N
         done += 1
         if progress is not None:
             progress(done, len(found))
-    return Checked(done, smallest_first(found))
+    return Checked(done, smallest_first(found), executions=done)

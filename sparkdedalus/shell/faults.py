@@ -3,14 +3,19 @@ failure scenario of a bounded space (docs/faults.md).
 
     sparkdedalus faults FILE... --nodes a,b,c --eot 4 --eff 2 [--crashes 0]
                         [--sample N [--seed S]] [--engine spark|reference]
-                        [--format text|json] [--store PATH] [--quiet]
-                        [--master URL | --remote URL] [--verbose]
+                        [--search auto|ldfi|all] [--format text|json]
+                        [--store PATH] [--quiet] [--master URL | --remote URL]
+                        [--verbose]
 
 The space: every subset of the omissions of the messages A sends to B at tick t
 (A != B among --nodes, t < EFF), times the crashes of at most --crashes nodes,
 each at one tick in 1..EOT. A scenario is a counterexample when a `pre` fact at
-EOT has no equal `post` fact. Prints the number of scenarios run and the
-counterexamples, smallest first (`--format json`: every one of them). With
+EOT has no equal `post` fact. `--search all` runs every scenario, `--search ldfi`
+(reference engine only) those the lineage of the runs points to and stops at the
+first counterexample; `auto` (the default) enumerates spaces of at most 10,000
+scenarios (and every space on Spark). Prints the number of scenarios checked,
+the search, the executions and the counterexamples, smallest first (`--format
+json`: every one of them). With
 --store PATH the smallest ones are also run on the Spark engine and stored in
 PATH/counterexample-1, ... for `sparkdedalus diagram`.
 Exit codes: 0 no counterexample, 1 some (or program errors), 2 usage errors.
@@ -25,6 +30,7 @@ import sys
 import time
 
 from sparkdedalus.errors import UsageError
+from sparkdedalus.faults.space import AUTO_ENUMERATE, SEARCHES, resolve
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, names
 
@@ -47,6 +53,9 @@ def add_parser(commands) -> None:
     faults.add_argument("--sample", metavar="N", type=integer(minimum=1), help="check N scenarios drawn at random instead of all")
     faults.add_argument("--seed", metavar="S", type=integer(), help="seed of --sample (default 0)")
     faults.add_argument("--engine", default="spark", choices=ENGINES, help="spark (default: all scenarios at once) or reference (one by one)")
+    faults.add_argument("--search", default="auto", choices=SEARCHES,
+                        help="all scenarios, ldfi (lineage-driven, reference engine only) or auto (default: all up to "
+                             f"{AUTO_ENUMERATE:,} scenarios, else ldfi)")
     faults.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
     faults.add_argument("--store", metavar="PATH", help=f"store the {STORED} smallest counterexamples as runs under PATH")
     faults.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
@@ -72,7 +81,8 @@ def handle(args, new_session=None) -> int:
         space = Space(options["nodes"], options["eot"], options["eff"], options["crashes"])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if options["sample"] is None and space.count > MAX_SCENARIOS:
+    search = _search(args, space)
+    if search == "all" and options["sample"] is None and space.count > MAX_SCENARIOS:
         raise UsageError(f"the space has {space.count:,} scenarios, more than {MAX_SCENARIOS:,}: add --sample N")
     stores = _store_paths(args.store)
     if program.warnings:
@@ -80,10 +90,13 @@ def handle(args, new_session=None) -> int:
     spark = _session(args, new_session) if args.engine == "spark" else None
     started = time.perf_counter()  # the check alone, without the session's start
     if spark is None:
-        checked = _reference(program, options, min(space.count, options["sample"] or space.count), args.quiet)
+        total = None if search == "ldfi" else min(space.count, options["sample"] or space.count)
+        checked = _reference(program, {**options, "search": search}, total, args.quiet)
     else:
+        from sparkdedalus.faults.verdict import Checked
         from sparkdedalus.spark.engine import Engine
-        checked = Engine(spark).faults(program, **options)
+        found = Engine(spark).faults(program, **options)  # one batched run over every scenario
+        checked = Checked(found.scenarios, found.counterexamples, executions=found.scenarios)
     seconds = time.perf_counter() - started
     print(_render(args.format, checked, seconds, _replay(args.files, options["eot"])))
     if stores and checked.counterexamples:
@@ -97,6 +110,19 @@ def _options(args) -> dict:
         raise UsageError("--seed needs --sample N: it seeds the sample's draw")
     return {"nodes": args.nodes, "eot": args.eot, "eff": args.eff, "crashes": args.crashes, "sample": args.sample,
             "seed": args.seed or 0}
+
+
+def _search(args, space) -> str:
+    """The search that runs ("all" or "ldfi"): LDFI is refused on Spark, where
+    auto enumerates."""
+    if args.engine == "spark":
+        if args.search == "ldfi":
+            raise UsageError("--search ldfi runs on the reference engine only for now: add --engine reference")
+        return "all"
+    try:
+        return resolve(args.search, space, args.sample)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_program(program, nodes: tuple) -> None:
@@ -119,10 +145,12 @@ def _check_program(program, nodes: tuple) -> None:
                          f"{', '.join(sorted(known)) or 'none'})")
 
 
-def _reference(program, options: dict, total: int, quiet: bool):
+def _reference(program, options: dict, total: int | None, quiet: bool):
+    """The reference check; `total` scenarios on the progress bar (None: LDFI,
+    which counts its executions)."""
     from sparkdedalus.reference.faults import faults
     from sparkdedalus.shell.progress import TickProgress
-    with TickProgress(total, enabled=not quiet, unit="scenario") as bar:
+    with TickProgress(total, enabled=not quiet, unit="scenario" if total else "execution") as bar:
         return faults(program, **options, progress=lambda done, found: bar.show(done, f"{found:,} counterexamples"))
 
 
@@ -136,11 +164,14 @@ def _render(fmt: str, checked, seconds: float, replay: str) -> str:
     found = checked.counterexamples
     if fmt == "json":
         return json.dumps({"scenarios": checked.scenarios, "counterexamples": [c.to_json() for c in found],
-                           "seconds": round(seconds, 3)})
+                           "seconds": round(seconds, 3), "executions": checked.executions,
+                           "search": checked.search})
     head = _count(checked.scenarios, "scenario") + ", "
+    how = f"search {checked.search}, {_count(checked.executions, 'execution')}, {seconds:.2f} s"
     if not found:
-        return head + f"no counterexample ({seconds:.2f} s)"
-    lines = [head + _count(len(found), "counterexample") + f" ({seconds:.2f} s), smallest first:"]
+        return head + f"no counterexample ({how})"
+    order = "the first found" if checked.search == "ldfi" else "smallest first"
+    lines = [head + _count(len(found), "counterexample") + f" ({how}), {order}:"]
     lines += [f"  {i}. {_failures(c.scenario)}: missing {', '.join(_fact(f) for f in c.missing)}"
               for i, c in enumerate(found[:SHOWN], 1)]
     if len(found) > SHOWN:

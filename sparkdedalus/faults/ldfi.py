@@ -1,0 +1,241 @@
+"""Lineage-driven fault injection (LDFI), Molly's search: the lineage of the runs
+so far, the formula of the failure sets that break it, and its minimal models.
+
+The lineage is a graph of facts `(relation, row, tick)`, each with the ways it
+was derived in some run (`Support`): the facts its rule joined, and the failures
+of the space any one of which breaks it. A message breaks when its channel
+(sender, receiver, send tick) is omitted or its sender crashed at or before the
+send tick; a rule's `notin crash(...)` breaks when a matching crash happens. A
+failure set is a candidate when, for some target (a `pre` fact at EOT seen in a
+run), the `post` fact with the same row loses every derivation while the `pre`
+fact keeps one. The solver (python-sat, docs/faults.md) finds the candidates
+that are minimal: no smaller failure set of the space is one too.
+
+>>> from sparkdedalus.faults.space import Scenario, Space
+>>> space = Space(nodes=("a", "b"), eot=3, eff=2, crashes=1)
+>>> lineage = Lineage(space)
+>>> sent = frozenset({("omit", "a", "b", 1), ("crash", "a", 1)})  # a's message to b at tick 1
+>>> lineage.add_fact(("post", ("b",), 3), [Support((("log", ("b",), 2),), frozenset())])
+>>> lineage.add_fact(("log", ("b",), 2), [Support((("log", ("a",), 1),), sent)])
+>>> lineage.add_fact(("log", ("a",), 1), [Support((), frozenset())])
+>>> lineage.add_fact(("pre", ("b",), 3), [Support((), frozenset())])
+>>> lineage.targets.add(("b",))
+>>> lineage.candidates()
+[Scenario(omissions=(), crashes=(('a', 1),)), Scenario(omissions=(('a', 'b', 1),), crashes=())]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pysat.card import CardEnc, EncType
+from pysat.solvers import Solver
+
+from sparkdedalus.faults.space import Scenario, Space
+from sparkdedalus.faults.verdict import POST, PRE
+from sparkdedalus.program import CRASH
+from udfs.registry import spark_string
+
+#: the SAT solver python-sat runs (CaDiCaL 1.9.5)
+SOLVER = "cadical195"
+
+
+@dataclass(frozen=True)
+class Support:
+    """One derivation of a fact as LDFI sees it: the facts it joined (`body`:
+    (relation, row, tick) keys), the failures any one of which breaks it, and
+    the failures it needs (a `crash` fact of the failure model needs its crash).
+    A failure is ("omit", sender, receiver, tick) or ("crash", node, tick)."""
+
+    body: tuple
+    broken_by: frozenset
+    needs: frozenset = frozenset()
+
+
+class Lineage:
+    """What the runs of a search have shown: every derivation of the `pre` and
+    `post` facts at EOT and of the facts they rest on, and the targets (the rows
+    of the `pre` facts seen). `locations` are the run's locations (crash facts
+    hold at every one of them); the space's nodes are added."""
+
+    def __init__(self, space: Space, locations=()):
+        self.space = space
+        self.locations = frozenset(spark_string(loc) for loc in locations) | frozenset(space.nodes)
+        self.supports: dict = {}  # (relation, row, tick) -> {Support: None}, in the order seen
+        self.targets: set = set()  # rows of pre facts at EOT
+        self.failures = _failures(space)  # those of the space, each a variable of the formula
+
+    def add_run(self, provenance, pre_rows) -> None:
+        """Add a run that holds every `pre` row's `post` fact at EOT: the targets,
+        and the derivations of those facts and of everything below them.
+        `provenance.derivations(relation, row, tick)` gives the run's derivations
+        (`reference.provenance.Provenance`: records with `kind`, `body` of facts
+        with `relation`, `row`, `tick`, `absent` and `message`)."""
+        eot = self.space.eot
+        todo = [(name, row, eot) for row in pre_rows for name in (PRE, POST)]
+        self.targets |= set(pre_rows)
+        seen = set()
+        while todo:
+            key = todo.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            supports = [self.support(key, d) for d in provenance.derivations(*key)]
+            self.add_fact(key, supports)
+            todo += [b for s in supports for b in s.body]
+
+    def add_fact(self, key: tuple, supports) -> None:
+        """Add the derivations of the fact `key` (relation, row, tick)."""
+        known = self.supports.setdefault(key, {})
+        for support in supports:
+            known[support] = None
+
+    def support(self, key: tuple, derivation) -> Support:
+        """A provenance derivation of the fact `key` as a `Support` (see `add_run`)."""
+        body = tuple((f.relation, f.row, f.tick) for f in derivation.body)
+        broken = set()
+        if derivation.kind == "crash":  # the fact crash(L, N, T) holds when N crashes at T
+            _, (_, node, tick), _ = key
+            return Support(body, frozenset(), frozenset({("crash", spark_string(node), tick)}))
+        if derivation.kind == "message":
+            m = derivation.message
+            sender, receiver = spark_string(m.src), spark_string(m.row[0])
+            broken |= {f for f in self.failures
+                       if f == ("omit", sender, receiver, m.send_tick)
+                       or f[0] == "crash" and f[1] == sender and f[2] <= m.send_tick}
+        for absent in derivation.absent:
+            if absent.relation == CRASH:
+                broken |= self._crash_matches(absent.pattern)
+        return Support(body, frozenset(broken))
+
+    def _crash_matches(self, pattern: tuple) -> set:
+        """The crashes of the space that give a `crash(L, N, T)` fact matching
+        `pattern` (None: any value)."""
+        where, node, tick = pattern
+        if where is not None and spark_string(where) not in self.locations:
+            return set()
+        return {f for f in self.failures if f[0] == "crash" and (node is None or spark_string(node) == f[1])
+                and (tick is None or tick == f[2])}
+
+    def candidates(self) -> list:
+        """The minimal failure sets (as `Scenario`s, fewest failures first) that
+        break every known derivation of some target's `post` fact and keep one of
+        its `pre` fact's."""
+        return Formula(self).minimal()
+
+    def breaks(self, scenario: Scenario) -> bool:
+        """Whether `scenario` is a model of the formula: it breaks every known
+        derivation of some target's `post` fact and keeps one of its `pre`."""
+        return Formula(self).allows(_scenario_failures(scenario))
+
+
+def _failures(space: Space) -> tuple:
+    """The failures of the space: its omissible channels, and each node's crash
+    at each tick when crashes are allowed."""
+    crashes = [("crash", n, t) for n in space.nodes for t in range(1, space.eot + 1)] if space.crashes else []
+    return tuple(("omit",) + c for c in space.channels()) + tuple(crashes)
+
+
+def _scenario_failures(scenario: Scenario) -> set:
+    return {("omit",) + o for o in scenario.omissions} | {("crash",) + c for c in scenario.crashes}
+
+
+class Formula:
+    """The lineage as clauses over one variable per failure, per fact ("it
+    holds") and per derivation ("it applies"):
+
+    - a derivation whose body holds and that no failure breaks makes its fact
+      hold (Horn clauses: the facts that hold include the least fixpoint, so a
+      `post` fact required not to hold has every derivation broken, recursion
+      included);
+    - a fact holds only through one of its derivations, which then is unbroken
+      and has its body (the completion: a `pre` fact required to hold keeps a
+      derivation; on a cycle it may be assumed, which only adds candidates);
+    - some target's `pre` fact holds and its `post` fact does not;
+    - the space: at most one crash tick per node, at most `crashes` nodes.
+    """
+
+    def __init__(self, lineage: Lineage):
+        self.failures = lineage.failures
+        self.var = {f: i for i, f in enumerate(self.failures, 1)}
+        self.top = len(self.failures)  # the last variable used
+        self.clauses = []
+        fact_var = {}
+
+        def holds(key) -> int:
+            if key not in fact_var:
+                fact_var[key] = self._new()
+            return fact_var[key]
+
+        for key, supports in lineage.supports.items():
+            applies = []
+            for support in supports:
+                body = [holds(b) for b in support.body]
+                broken = [self.var[f] for f in support.broken_by]
+                needs = [self.var[f] for f in support.needs]
+                self.clauses.append([-b for b in body] + broken + [-n for n in needs] + [holds(key)])
+                applies.append(self._new())
+                self.clauses += [[-applies[-1], b] for b in body] + [[-applies[-1], -f] for f in broken] \
+                    + [[-applies[-1], n] for n in needs]
+            self.clauses.append([-holds(key)] + applies)
+        chosen = []
+        for row in sorted(lineage.targets, key=repr):
+            chosen.append(self._new())
+            self.clauses += [[-chosen[-1], holds((PRE, row, lineage.space.eot))],
+                             [-chosen[-1], -holds((POST, row, lineage.space.eot))]]
+        self.clauses.append(chosen)
+        for key in set(fact_var) - set(lineage.supports):  # a fact with no derivation seen does not hold
+            self.clauses.append([-fact_var[key]])
+        self._space(lineage.space)
+
+    def _new(self) -> int:
+        self.top += 1
+        return self.top
+
+    def _space(self, space: Space) -> None:
+        crashed = []
+        for node in space.nodes if space.crashes else ():
+            ticks = [self.var["crash", node, t] for t in range(1, space.eot + 1)]
+            crashed.append(self._new())
+            self.clauses += [[-t, crashed[-1]] for t in ticks]
+            self._cardinality(ticks, 1)
+        if crashed and space.crashes < len(crashed):
+            self._cardinality(crashed, space.crashes)
+
+    def _cardinality(self, literals: list, bound: int) -> None:
+        encoded = CardEnc.atmost(literals, bound=bound, top_id=self._new(), encoding=EncType.seqcounter)
+        self.clauses += encoded.clauses
+        self.top = max(self.top, encoded.nv)
+
+    def allows(self, failures: set) -> bool:
+        """Whether exactly `failures` (and no other failure) satisfy the formula."""
+        with Solver(name=SOLVER, bootstrap_with=self.clauses) as solver:
+            return solver.solve(assumptions=[self.var[f] if f in failures else -self.var[f] for f in self.failures])
+
+    def minimal(self) -> list:
+        """The subset-minimal models' failures, as scenarios, fewest failures first:
+        a model is shrunk one failure at a time (asking for a model within the
+        rest), then every superset of it is excluded, until none is left."""
+        found = []
+        with Solver(name=SOLVER, bootstrap_with=self.clauses) as solver:
+            while solver.solve():
+                chosen = self._chosen(solver.get_model())
+                for failure in list(chosen):
+                    if failure in chosen:
+                        rest = chosen - {failure}
+                        if solver.solve(assumptions=[-self.var[f] for f in self.failures if f not in rest]):
+                            chosen = self._chosen(solver.get_model())
+                found.append(_scenario(chosen))
+                if not chosen:
+                    break
+                solver.add_clause([-self.var[f] for f in chosen])
+        return sorted(found, key=lambda s: (s.size, s))
+
+    def _chosen(self, model: list) -> set:
+        true = set(model)
+        return {f for f in self.failures if self.var[f] in true}
+
+
+def _scenario(failures: set) -> Scenario:
+    return Scenario(tuple(sorted(f[1:] for f in failures if f[0] == "omit")),
+                    tuple(sorted(f[1:] for f in failures if f[0] == "crash")))

@@ -1,0 +1,68 @@
+"""Lineage-driven fault injection on the reference evaluator: `faults(...,
+search="ldfi")` and `sparkdedalus faults --search ldfi` (docs/faults.md).
+
+Run the failure-free scenario with provenance; ask the lineage (`faults/ldfi.py`)
+for the minimal failure sets that break every derivation of some `post` fact
+whose `pre` fact holds; run them, fewest failures first, adding each run's
+lineage; ask again; stop at the first counterexample or when no candidate is
+left that was not run.
+
+>>> from sparkdedalus import Program
+>>> from sparkdedalus.faults.space import Space
+>>> program = Program.parse('''
+...     .persist log
+...     log(M, P)@async :- log(N, P), node(N, M);
+...     pre(M, P) :- node(N, M), bcast(N, P)@1;
+...     post(M, P) :- log(M, P);
+...     log("a", "hi")@1; node("a", "b"); bcast("a", "hi")@1;''')
+>>> checked = search(program, Space(("a", "b"), eot=3, eff=2))  # a re-sends at 2: only tick 1 omissible
+>>> checked.executions, checked.counterexamples
+(1, [])
+>>> checked = search(program, Space(("a", "b"), eot=3, eff=3))  # the copies sent at 1 and 2 both lost
+>>> checked.executions, checked.counterexamples[0].scenario
+(2, Scenario(omissions=(('a', 'b', 1), ('a', 'b', 2)), crashes=()))
+>>> checked = search(program, Space(("a", "b"), eot=3, eff=2, crashes=1))
+>>> checked.executions, checked.counterexamples[0].to_json()
+(2, {'omissions': [], 'crashes': [['a', 1]], 'missing': [['b', 'hi']]})
+"""
+
+from __future__ import annotations
+
+from sparkdedalus.faults.ldfi import Lineage
+from sparkdedalus.faults.space import Scenario, Space
+from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing
+from sparkdedalus.inputs import read_inputs
+from sparkdedalus.reference.evaluator import run
+
+
+def search(program, space: Space, inputs_dir: str | None = None, progress=None) -> Checked:
+    """LDFI over `space` (see the module doc). `progress(executions, found)` is
+    called after each run. The result's `scenarios` is the size of the space,
+    `executions` the runs made."""
+    locations = {fact.row[0] for fact in program.facts} | {row[0] for _, _, row in read_inputs(program, inputs_dir)}
+    lineage, tried = Lineage(space, locations), set()
+
+    def execute(scenario: Scenario):
+        trace = run(program, ticks=space.eot, network=scenario.network(), inputs_dir=inputs_dir, provenance=True)
+        tried.add(scenario)
+        pre = trace.relation(PRE)
+        lost = missing(pre, trace.relation(POST))
+        if progress is not None:
+            progress(len(tried), int(bool(lost)))
+        if lost:
+            return Counterexample(scenario, lost)
+        lineage.add_run(trace.provenance, pre)
+        return None
+
+    found = execute(Scenario())
+    while found is None:
+        batch = [s for s in lineage.candidates() if s not in tried]
+        if not batch:
+            break
+        for scenario in batch:
+            # a run earlier in the batch may have shown another derivation this scenario does not break
+            if lineage.breaks(scenario):
+                found = execute(scenario)
+                if found is not None:
+                    break
+    return Checked(space.count, [found] if found else [], executions=len(tried), search="ldfi")
