@@ -4,6 +4,7 @@ comments, never copied from the evaluator's output."""
 
 from __future__ import annotations
 
+import json
 import os
 import textwrap
 
@@ -12,6 +13,19 @@ from sparkdedalus.reference import Trace, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(REPO, "examples")
+
+FAULT_EXAMPLES = os.path.join(EXAMPLES, "faults")
+ABC = ("a", "b", "c")
+
+
+def faults_json(capsys, name, *options):
+    """(exit code, json output) of `faults examples/faults/NAME --engine reference --format json`."""
+    from sparkdedalus.shell import cli
+
+    code = cli.main(["faults", os.path.join(FAULT_EXAMPLES, name), "--engine", "reference", "--format", "json",
+                     "--quiet", *options])
+    return code, json.loads(capsys.readouterr().out)
+
 
 #: log in examples/broadcast.ded from tick 4 on (default network), from its comments.
 BROADCAST_FINAL = frozenset({("a", "hi"), ("b", "hi"), ("c", "hi"), ("d", "hi"), ("a", "yo"), ("b", "yo"),

@@ -13,16 +13,8 @@ from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.shell import cli
 from sparkdedalus.shell import faults as command
 from sparkdedalus.shell.progress import TickProgress
+from reference_helpers import ABC, FAULT_EXAMPLES, faults_json
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "faults")
-ABC = ("a", "b", "c")
-
-
-def faults(capsys, name, *options):
-    """(exit code, json output) of `faults examples/faults/NAME --engine reference --format json`."""
-    code = cli.main(["faults", os.path.join(EXAMPLES, name), "--engine", "reference", "--format", "json",
-                     "--quiet", *options])
-    return code, json.loads(capsys.readouterr().out)
 
 
 def counterexample_scenarios(output) -> set:
@@ -42,7 +34,7 @@ def simple_log_fails(omitted, crashes):
 
 
 def test_simple_log_has_counterexamples_smallest_first(capsys):
-    code, out = faults(capsys, "simple_log.ded", "--nodes", "a,b,c", "--eot", "4", "--eff", "2")
+    code, out = faults_json(capsys, "simple_log.ded", "--nodes", "a,b,c", "--eot", "4", "--eff", "2")
     assert code == 1 and out["scenarios"] == 64 and len(out["counterexamples"]) == 64 - 16
     space = Space(ABC, eot=4, eff=2)
     assert counterexample_scenarios(out) == expected(space, space, simple_log_fails)
@@ -56,14 +48,14 @@ def test_simple_log_has_counterexamples_smallest_first(capsys):
 
 def test_the_check_says_no_and_yes_retry_is_correct_where_simple_log_fails(capsys):
     space = ("--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--crashes", "0")
-    code, out = faults(capsys, "retry_broadcast.ded", *space)
+    code, out = faults_json(capsys, "retry_broadcast.ded", *space)
     assert (code, out["scenarios"], out["counterexamples"]) == (0, 64, [])
-    code, out = faults(capsys, "simple_log.ded", *space)
+    code, out = faults_json(capsys, "simple_log.ded", *space)
     assert (code, out["scenarios"]) == (1, 64) and out["counterexamples"]
 
 
 def test_retry_broadcast_fails_with_one_crash(capsys):
-    code, out = faults(capsys, "retry_broadcast.ded", "--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--crashes", "1")
+    code, out = faults_json(capsys, "retry_broadcast.ded", "--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--crashes", "1")
     assert code == 1 and out["scenarios"] == 64 * 13
     space = Space(ABC, eot=4, eff=2, crashes=1)
 
@@ -80,7 +72,7 @@ def classic_fails(omitted, crashes):
 
 
 def test_classic_broadcast_on_a_sample(capsys):
-    code, out = faults(capsys, "classic_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3",
+    code, out = faults_json(capsys, "classic_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3",
                        "--sample", "300", "--seed", "7")
     assert code == 1 and out["scenarios"] == 300
     space = Space(ABC, eot=5, eff=3)
@@ -90,7 +82,7 @@ def test_classic_broadcast_on_a_sample(capsys):
 
 @pytest.mark.slow
 def test_classic_broadcast_whole_space(capsys):
-    code, out = faults(capsys, "classic_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3")
+    code, out = faults_json(capsys, "classic_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3")
     space = Space(ABC, eot=5, eff=3)
     assert code == 1 and out["scenarios"] == 4096 and len(out["counterexamples"]) == 1024 + 512 + 512
     assert counterexample_scenarios(out) == expected(space, space, classic_fails)
@@ -99,7 +91,7 @@ def test_classic_broadcast_whole_space(capsys):
 
 
 def test_two_phase_commit_blocks_when_coordinator_or_a_voter_crashes_early(capsys):
-    code, out = faults(capsys, "two_phase_commit.ded", "--nodes", "coord,p1,p2,p3", "--eot", "5", "--eff", "0",
+    code, out = faults_json(capsys, "two_phase_commit.ded", "--nodes", "coord,p1,p2,p3", "--eot", "5", "--eff", "0",
                        "--crashes", "1")
     assert code == 1 and out["scenarios"] == 21
     crashes = [tuple(c["crashes"][0]) for c in out["counterexamples"]]
@@ -111,7 +103,7 @@ def test_two_phase_commit_blocks_when_coordinator_or_a_voter_crashes_early(capsy
 # --- output
 
 def test_text_output_lists_the_smallest_first(capsys):
-    code = cli.main(["faults", os.path.join(EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c", "--eot", "4",
+    code = cli.main(["faults", os.path.join(FAULT_EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c", "--eot", "4",
                      "--eff", "2", "--engine", "reference", "--quiet"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 1
@@ -119,12 +111,12 @@ def test_text_output_lists_the_smallest_first(capsys):
     assert lines[1] == '  1. omit=a>b@1: missing post("b", "hi")'
     assert lines[3] == '  3. omit=a>b@1,omit=a>c@1: missing post("b", "hi"), post("c", "hi")'
     assert lines[11] == "  ... 38 more (--format json lists them all)"
-    assert lines[12] == (f"replay the first: sparkdedalus run {os.path.join(EXAMPLES, 'simple_log.ded')} --ticks 4 "
+    assert lines[12] == (f"replay the first: sparkdedalus run {os.path.join(FAULT_EXAMPLES, 'simple_log.ded')} --ticks 4 "
                          "--engine reference --relations pre,post --format table --network 'omit=a>b@1'")
 
 
 def test_text_output_without_counterexample(capsys):
-    code = cli.main(["faults", os.path.join(EXAMPLES, "retry_broadcast.ded"), "--nodes", "a,b", "--eot", "3",
+    code = cli.main(["faults", os.path.join(FAULT_EXAMPLES, "retry_broadcast.ded"), "--nodes", "a,b", "--eot", "3",
                      "--eff", "1", "--engine", "reference"])
     assert code == 0 and capsys.readouterr().out.startswith("1 scenario, no counterexample (")
 
@@ -161,7 +153,7 @@ POST_ONLY = NO_INVARIANT + 'post(N, P) :- log(N, P);\n'
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, program, options, message):
     if program.endswith(".ded"):
-        path = os.path.join(EXAMPLES, program)
+        path = os.path.join(FAULT_EXAMPLES, program)
     else:
         path = tmp_path / "p.ded"
         path.write_text(program)
@@ -175,7 +167,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, program, options, messag
 
 
 def test_a_large_space_runs_with_sample(capsys):
-    code, out = faults(capsys, "retry_broadcast.ded", "--nodes", "a,b,c", "--eot", "12", "--eff", "5",
+    code, out = faults_json(capsys, "retry_broadcast.ded", "--nodes", "a,b,c", "--eot", "12", "--eff", "5",
                        "--sample", "20", "--seed", "3")
     assert (code, out["scenarios"], out["counterexamples"]) == (0, 20, [])
 
@@ -197,7 +189,7 @@ def test_spark_engine_path_calls_engine_faults(monkeypatch, capsys):
             return reference_faults(program, **options)
 
     monkeypatch.setattr(engine, "Engine", FakeEngine)
-    args = cli._parser().parse_args(["faults", os.path.join(EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c",
+    args = cli._parser().parse_args(["faults", os.path.join(FAULT_EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c",
                                      "--eot", "4", "--eff", "2", "--format", "json", "--sample", "10"])
     code = command.handle(args, new_session=lambda args: "the session")
     out = json.loads(capsys.readouterr().out)
@@ -215,7 +207,7 @@ def test_store_keeps_the_smallest_counterexamples_for_the_diagram(spark, tmp_pat
     from sparkdedalus.diagram import from_store
 
     store = str(tmp_path / "cx")
-    args = cli._parser().parse_args(["faults", os.path.join(EXAMPLES, "retry_broadcast.ded"), "--nodes", "a,b,c",
+    args = cli._parser().parse_args(["faults", os.path.join(FAULT_EXAMPLES, "retry_broadcast.ded"), "--nodes", "a,b,c",
                                      "--eot", "4", "--eff", "2", "--crashes", "1", "--engine", "reference",
                                      "--store", store, "--quiet"])
     assert command.handle(args, new_session=lambda args: spark) == 1

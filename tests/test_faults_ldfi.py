@@ -19,20 +19,12 @@ from sparkdedalus.network import Message
 from sparkdedalus.reference.faults import faults as check
 from sparkdedalus.reference.provenance import Absent, Derivation, FactAt
 from sparkdedalus.shell import cli
+from reference_helpers import ABC, FAULT_EXAMPLES, faults_json
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "faults")
-ABC = ("a", "b", "c")
-
-
-def faults(capsys, name, *options):
-    """(exit code, json output) of `faults examples/faults/NAME --engine reference --format json`."""
-    code = cli.main(["faults", os.path.join(EXAMPLES, name), "--engine", "reference", "--format", "json",
-                     "--quiet", *options])
-    return code, json.loads(capsys.readouterr().out)
 
 
 def example(name):
-    return Program.from_files(os.path.join(EXAMPLES, name))
+    return Program.from_files(os.path.join(FAULT_EXAMPLES, name))
 
 
 # --- a derivation as the formula sees it
@@ -117,14 +109,14 @@ def test_auto_enumerates_up_to_10000_scenarios_and_searches_above():
 def test_simple_log_counterexample_in_two_executions(capsys):
     # the failure-free run; its lineage: b and c each have "hi" only by a's message at 1;
     # the minimal candidates {a>b@1} and {a>c@1}; the first is a counterexample
-    code, out = faults(capsys, "simple_log.ded", "--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--search", "ldfi")
+    code, out = faults_json(capsys, "simple_log.ded", "--nodes", "a,b,c", "--eot", "4", "--eff", "2", "--search", "ldfi")
     assert code == 1
     assert out["scenarios"] == 64 and out["executions"] == 2 and out["search"] == "ldfi"
     assert out["counterexamples"] == [{"omissions": [["a", "b", 1]], "crashes": [], "missing": [["b", "hi"]]}]
 
 
 def test_the_counterexample_replays_with_run_network(capsys):
-    code = cli.main(["faults", os.path.join(EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c", "--eot", "4",
+    code = cli.main(["faults", os.path.join(FAULT_EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c", "--eot", "4",
                      "--eff", "2", "--search", "ldfi", "--engine", "reference", "--quiet"])
     text = capsys.readouterr().out
     assert code == 1 and text.splitlines()[0].startswith("64 scenarios, 1 counterexample (search ldfi, 2 executions, ")
@@ -139,7 +131,7 @@ def test_the_counterexample_replays_with_run_network(capsys):
 
 def test_acknowledged_broadcast_has_no_counterexample_in_three_executions(capsys):
     # the failure-free run, then {a>b@1, a>b@2} and {a>c@1, a>c@2}: each repaired by the copy sent at 3
-    code, out = faults(capsys, "ack_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3", "--search", "ldfi")
+    code, out = faults_json(capsys, "ack_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3", "--search", "ldfi")
     assert (code, out["scenarios"], out["executions"], out["counterexamples"]) == (0, 4096, 3, [])
 
 
@@ -149,7 +141,7 @@ def test_acknowledged_broadcast_among_five_nodes_needs_a_round_per_lineage():
     # (the copy of 3 arrives at 4, its ack at 5); losing 1 to 4 too (EFF 6: ticks 1..5
     # omissible), "a" sends at 5 and 6, and 6 cannot be lost. 1 + 4 x 2 runs, no counterexample.
     nodes = ("a", "b", "c", "d", "e")
-    text = open(os.path.join(EXAMPLES, "ack_broadcast.ded")).read().split('node("a", "b");')[0]
+    text = open(os.path.join(FAULT_EXAMPLES, "ack_broadcast.ded")).read().split('node("a", "b");')[0]
     text += "".join(f'node("{x}", "{y}");' for x in nodes for y in nodes if x != y) + 'bcast("a", "hi")@1;'
     checked = check(Program.parse(text), nodes, eot=8, eff=6, search="ldfi")
     assert (checked.scenarios, checked.executions, checked.counterexamples) == (2 ** (20 * 5), 9, [])
@@ -157,20 +149,20 @@ def test_acknowledged_broadcast_among_five_nodes_needs_a_round_per_lineage():
 
 def test_acknowledged_broadcast_with_a_crash_auto_searches_and_finds_the_smallest(capsys):
     # 65,536 scenarios: more than 10,000, so auto runs LDFI
-    code, out = faults(capsys, "ack_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3", "--crashes", "1")
+    code, out = faults_json(capsys, "ack_broadcast.ded", "--nodes", "a,b,c", "--eot", "5", "--eff", "3", "--crashes", "1")
     assert (code, out["search"], out["scenarios"], out["executions"]) == (1, "ldfi", 65536, 2)
     assert out["counterexamples"] == [{"omissions": [["a", "b", 1]], "crashes": [["a", 2]], "missing": [["b", "hi"]]}]
 
 
 def test_retry_broadcast_in_a_space_too_large_to_enumerate(capsys):
     # 6 channels x 4 ticks: 2^24 scenarios; the copy sent at 5 (arrives at EOT 6) cannot be omitted
-    code, out = faults(capsys, "retry_broadcast.ded", "--nodes", "a,b,c", "--eot", "6", "--eff", "5")
+    code, out = faults_json(capsys, "retry_broadcast.ded", "--nodes", "a,b,c", "--eot", "6", "--eff", "5")
     assert (code, out["search"], out["scenarios"], out["executions"], out["counterexamples"]) == \
         (0, "ldfi", 2 ** 24, 1, [])
 
 
 def test_text_output_without_counterexample_says_the_search_and_executions(capsys):
-    code = cli.main(["faults", os.path.join(EXAMPLES, "relay_broadcast.ded"), "--nodes", "a,b,c", "--eot", "4",
+    code = cli.main(["faults", os.path.join(FAULT_EXAMPLES, "relay_broadcast.ded"), "--nodes", "a,b,c", "--eot", "4",
                      "--eff", "2", "--crashes", "1", "--search", "ldfi", "--engine", "reference", "--quiet"])
     out = capsys.readouterr().out
     assert code == 0 and out.startswith("832 scenarios, no counterexample (search ldfi, 1 execution, ")
@@ -243,7 +235,7 @@ def test_ldfi_agrees_with_the_enumeration_on_generated_broadcasts(sends, invaria
 ])
 def test_bad_search_options_are_one_line_exit_2(capsys, options, message):
     try:
-        code = cli.main(["faults", os.path.join(EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c", "--eot", "4",
+        code = cli.main(["faults", os.path.join(FAULT_EXAMPLES, "simple_log.ded"), "--nodes", "a,b,c", "--eot", "4",
                          "--eff", "2", *options])
     except SystemExit as exc:  # argparse's own usage errors
         code = exc.code
