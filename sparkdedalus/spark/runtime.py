@@ -1,8 +1,9 @@
 """The tick loop: every location of a tick evaluated together, as data.
 
 Per tick: the start state (EDB, facts @t, facts carried by @next, messages
-arriving at t, crash facts) goes through the strata as one lazy plan; a
-recursive stratum runs semi-naive (one job per iteration materialises and
+arriving at t, crash facts) goes through the strata, each stratum one SQL
+text (spark/statement.py) cut by a lazy checkpoint, all computed by the tick's
+job; a recursive stratum runs semi-naive (one job per iteration materialises and
 counts its deltas). What crosses the tick boundary — the final state, @next
 facts and messages in flight — is packed into one frame, `localCheckpoint`ed
 and counted: one Spark job per tick for a non-recursive program, and lineage
