@@ -101,3 +101,15 @@ def test_unknown_relation_and_tick_are_errors(shop_run):
         shop_run.relation("nope", 1)
     with pytest.raises(ValueError, match="tick 9 is not available"):
         shop_run.relation("item", 9)
+
+
+def test_a_run_leaves_no_temporary_view_in_the_session(spark, shop):
+    """The ticks' checkpoints are temporary views of the caller's session
+    (spark/statement.py): each tick drops its own, so a user's catalog is as
+    before the run; the run's relations still read back."""
+    def views():
+        return {row.viewName for row in spark.sql("SHOW VIEWS").collect()}
+    before = views()
+    run = Engine(spark).run(shop, ticks=TICKS)
+    assert views() == before
+    assert sorted(run.relation("cheap", TICKS).collect()) == sorted(EXPECTED["cheap"])
