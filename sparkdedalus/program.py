@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sparkdedalus.checks.parts import BUILTIN_RELATIONS, CRASH, Fact, Relation, Rule, Stratum
+from sparkdedalus.checks.parts import BUILTIN_RELATIONS, CRASH, Fact, Lattice, Relation, Rule, Stratum
 from sparkdedalus.syntax.diagnostics import Sources
 
-__all__ = ["BUILTIN_RELATIONS", "CRASH", "Fact", "Program", "Relation", "Rule", "Stratum"]
+__all__ = ["BUILTIN_RELATIONS", "CRASH", "Fact", "Lattice", "Program", "Relation", "Rule", "Stratum"]
 
 @dataclass(frozen=True, eq=False)
 class Program:
@@ -59,6 +59,12 @@ class Program:
 
     def defining_rules(self, relation: str) -> list[Rule]:
         return [r for r in self.rules if r.head.name == relation]
+
+    @property
+    def lattices(self) -> dict:
+        """{relation: Lattice} for the relations that take min or max over their
+        own recursion (checks/lattices.py)."""
+        return {lattice.relation: lattice for stratum in self.strata for lattice in stratum.lattices}
 
     @property
     def idb(self) -> frozenset:

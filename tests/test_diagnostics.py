@@ -149,7 +149,8 @@ BAD_PROGRAMS = [
      'c(N, count<X>) :- d(N, X);\nd(N, X) :- c(N, X);\n',
      [(1, 19, "unstratifiable: a cycle through aggregation within one tick: "
               "'c' aggregates 'd' (rule at t.ded:1:1), 'd' reads 'c' (rule at t.ded:2:1); "
-              "break it with @next or @async")]),
+              "break it with @next or @async (only min<X> and max<X> may aggregate over their own recursion: "
+              "docs/language.md, section 9)")]),
     # ---- aggregates and choose
     ("aggregated-variable-also-grouped",
      'c(X, count<X>) :- q(X);\nq("a");\n',

@@ -6,7 +6,9 @@ for every t: it is persisted (an identity `@next` rule carries it), or every
 source of it grows: facts true at every tick, EDB, and `now` or `@next` rules
 without negation, aggregation or `choose` whose body atoms all read growing
 relations at the current tick (no `@T` or `@k`: a rule reading the clock can
-derive something new from old facts). Messages and facts of one tick do not grow.
+derive something new from old facts). Messages and facts of one tick do not grow,
+nor does a relation that takes min or max over its own recursion (checks/lattices.py):
+a better value replaces a fact.
 A persisted relation that garbage collection thins (analysis/gc.py: facts are
 dropped at the end of a tick) does not grow either, nor what is derived from it.
 
@@ -53,7 +55,7 @@ def growing_relations(program, stamped=frozenset(), collected=frozenset()) -> fr
     relations with rows of one tick only from `.input` files (a tick column);
     `collected`: persisted relations whose facts garbage collection drops."""
     one_tick = {f.atom.name for f in program.facts if f.tick is not None} | set(stamped)
-    growing = set(program.relations) - set(collected)
+    growing = set(program.relations) - set(collected) - set(program.lattices)  # a better value replaces a fact
     changed = True
     while changed:  # the greatest set closed under the conditions
         changed = False

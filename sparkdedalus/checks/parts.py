@@ -101,3 +101,35 @@ class Stratum:
     relations: frozenset
     rules: tuple  # indices into Program.rules of the "now" rules deriving these relations
     recursive: bool  # some rule here reads a relation of this stratum
+    lattices: tuple = ()  # Lattice per relation here that aggregates over its own recursion
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """A relation whose rules take min<X> or max<X> over its own same-tick
+    recursion (checks/lattices.py): it holds, per group of its other columns,
+    only the best value, `func` ("min" or "max") at argument `position`.
+
+    >>> Lattice("dist", "min", 2).best([("a", 1, 5), ("a", 1, 3), ("a", 2, 9)])
+    {('a', 1, 3), ('a', 2, 9)}
+    """
+
+    relation: str
+    func: str
+    position: int
+
+    def key(self, row: tuple) -> tuple:
+        """The row's group: every column but the aggregated one."""
+        return row[:self.position] + row[self.position + 1:]
+
+    def best(self, rows) -> set:
+        """The best row of every group of `rows`."""
+        chosen: dict = {}
+        pick = min if self.func == "min" else max
+        for row in rows:
+            group = self.key(row)
+            chosen[group] = row if group not in chosen else pick(chosen[group], row, key=self._value)
+        return set(chosen.values())
+
+    def _value(self, row: tuple):
+        return row[self.position]

@@ -9,6 +9,7 @@ import re
 
 from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.checks.stratification import stratify
+from sparkdedalus.checks.lattices import recursive_aggregates
 from sparkdedalus.checks.aggregates import check_aggregates
 from sparkdedalus.checks.arity import atom_occurrences, check_arities
 from sparkdedalus.checks.gc_directives import gc_directives
@@ -42,7 +43,9 @@ def check(loaded, strict: bool = False) -> dict:
             diagnostics.append(Diagnostic(inp.pos, "error",
                                           f"'.input {inp.name}': declare its columns with .decl {inp.name}(...)"))
     relations = _relations(norm, arities, types)
-    strata, errors = stratify(list(relations), norm.rules, dependency_graph(norm.rules))
+    lattices, edges, errors = recursive_aggregates(list(relations), norm.rules, dependency_graph(norm.rules))
+    diagnostics += errors
+    strata, errors = stratify(list(relations), norm.rules, edges, lattices)
     diagnostics += errors
     persisted = frozenset(r.head.name for r in norm.rules if r.persistence)
     annotations, errors = gc_directives(loaded.units, relations, persisted)

@@ -16,9 +16,12 @@ from sparkdedalus.checks.parts import Stratum
 from sparkdedalus.syntax.diagnostics import Diagnostic
 
 
-def stratify(relations, rules, edges: list[Edge]) -> tuple[tuple, list[Diagnostic]]:
+def stratify(relations, rules, edges: list[Edge], lattices: dict | None = None) -> tuple[tuple, list[Diagnostic]]:
     """Strata in evaluation order, and one error per blocking edge in a
-    same-tick cycle (naming the cycle rule by rule)."""
+    same-tick cycle (naming the cycle rule by rule). `lattices`: the relations
+    that aggregate over their own recursion (checks/lattices.py), whose edges
+    within it come positive."""
+    lattices = lattices or {}
     now_edges = [e for e in edges if e.time == "now"]
     components = list(reversed(strongly_connected(relations, now_edges)))  # topological order
     component_of = {rel: i for i, comp in enumerate(components) for rel in comp}
@@ -43,7 +46,8 @@ def stratify(relations, rules, edges: list[Edge]) -> tuple[tuple, list[Diagnosti
         recursive = any(e.time == "now" and e.target in members
                         and component_of[e.source] == component_of[e.target]
                         for e in now_edges)
-        strata.append(Stratum(len(strata), members, stratum_rules, recursive))
+        strata.append(Stratum(len(strata), members, stratum_rules, recursive,
+                              tuple(lattices[n] for n in sorted(members) if n in lattices)))
     return tuple(strata), []
 
 
@@ -55,7 +59,9 @@ def _cycle_error(edge: Edge, edges: list[Edge], component_of: dict, rules) -> Di
     steps += [f"'{e.target}' {_verb(e)} '{e.source}' (rule at {rules[e.rule].pos})" for e in path]
     return Diagnostic(edge.pos, "error",
                       f"unstratifiable: a cycle through {how} within one tick: " + ", ".join(steps)
-                      + "; break it with @next or @async")
+                      + "; break it with @next or @async"
+                      + ("" if not rules[edge.rule].is_aggregate else
+                         " (only min<X> and max<X> may aggregate over their own recursion: docs/language.md, section 9)"))
 
 
 def _verb(edge: Edge) -> str:

@@ -97,7 +97,7 @@ class _Evaluator:
         self.indexes.clear()
         state = self._initial_state(tick)
         for stratum in self.program.strata:
-            self._fixpoint([self.program.rules[i] for i in stratum.rules], state, tick)
+            self._fixpoint([self.program.rules[i] for i in stratum.rules], state, tick, stratum.lattices)
         final = {name: frozenset(rows) for name, rows in state.items()}
         self.history.append(final)
         if self.recorder:
@@ -131,16 +131,30 @@ class _Evaluator:
             state[CRASH] |= self.crash_rows
         return state
 
-    def _fixpoint(self, rules: list, state: dict, tick: int) -> None:
+    def _fixpoint(self, rules: list, state: dict, tick: int, lattices: tuple = ()) -> None:
         """Apply the rules of one stratum until nothing new is derived (naive
-        iteration: every pass re-evaluates every rule on the whole state)."""
+        iteration: every pass re-evaluates every rule on the whole state). A
+        lattice relation (checks/lattices.py) keeps the best row of every group
+        of its facts, those it starts with included: a pass changes it only by
+        adding a group or improving one."""
+        kept = {lattice.relation: lattice for lattice in lattices}
+        for name, lattice in kept.items():
+            state[name] = lattice.best(state[name])
         changed = True
         while changed:
             changed = False
             for rule in rules:
-                new = set(self._derive(rule, state, tick)) - state[rule.head.name]
+                name = rule.head.name
+                derived = set(self._derive(rule, state, tick))
+                if name in kept:
+                    best = kept[name].best(state[name] | derived)
+                    if best != state[name]:
+                        state[name] = best
+                        changed = True
+                    continue
+                new = derived - state[name]
                 if new:
-                    state[rule.head.name] |= new
+                    state[name] |= new
                     changed = True
 
     def _send(self, final: dict, tick: int) -> None:
