@@ -45,6 +45,11 @@ def test_time_travel_shows_a_collected_fact_where_it_held(spark, tmp_path, capsy
     assert "garbage-collected: x " in shown.err
     assert exit_code(["show", path, "y", "--format", "json"]) == 0
     assert "garbage-collected" not in capsys.readouterr().err
+    # so does `diagram --relation x`, whose dots list x's stored facts
+    assert exit_code(["diagram", path, "--out", str(tmp_path / "d.svg"), "--relation", "x"]) == 0
+    assert "garbage-collected: x " in capsys.readouterr().err
+    assert exit_code(["diagram", path, "--out", str(tmp_path / "d.svg"), "--relation", "y"]) == 0
+    assert "garbage-collected" not in capsys.readouterr().err
 
 
 def test_resume_after_the_tick_that_collected(spark, tmp_path):
