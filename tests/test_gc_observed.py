@@ -119,3 +119,16 @@ def test_show_names_a_collected_relation(capsys, monkeypatch):
     listing = capsys.readouterr().out.splitlines()
     assert [line for line in listing if "garbage-collected" in line] == [
         "  wait(loc: string, c1: int)  (garbage-collected: not every fact that holds is stored)"]
+
+
+def test_the_engines_take_the_modes_too():
+    """`reference.run(..., gc=MODE)` (and `Engine.run`, through the same
+    `analysis.gc.applied`): the modes of `--gc`; the library's default is no GC."""
+    from sparkdedalus.reference import run as reference_run
+    token = Program.parse(TOKEN)
+    assert reference_run(token, 10, gc="on").relation("wait", 10) == set()
+    for gc in ("auto", "off", False):
+        assert reference_run(token, 10, gc=gc).relation("wait", 10) == {("a", 1)}
+    assert reference_run(token, 10).relation("wait", 10) == {("a", 1)}
+    with pytest.raises(ValueError, match="gc mode must be one of"):
+        reference_run(token, 2, gc="maybe")
