@@ -28,11 +28,14 @@ def facts_json(tick: int, relations: dict) -> dict:
                           for name in sorted(relations)}}
 
 
-def render(fmt: str, tick: int, relations: dict, program) -> str:
-    """`relations` maps names to sets of rows; columns are named by the program."""
+def render(fmt: str, tick: int, relations: dict, program, collected=()) -> str:
+    """`relations` maps names to sets of rows; columns are named by the program.
+    `collected`: the relations shown whose facts garbage collection removes
+    (docs/gc.md); JSON names them in `"gc_collected"` (absent when none), the
+    other formats leave that line to the caller (`shell/stats.say_collected`)."""
     data = facts_json(tick, relations)
     if fmt == "json":
-        return json.dumps(data)
+        return json.dumps({**data, "gc_collected": sorted(collected)} if collected else data)
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")

@@ -125,7 +125,7 @@ def test_rewrite_bad_values_are_argparse_errors(args, message, capsys):
     (["run", VOTING, "--engine", "reference", "--ticks", "3", "--at", "0"],
      "sparkdedalus run: error: argument --at: expected an integer >= 1, got 0"),
     (["run", VOTING, "--engine", "reference", "--ticks", "3", "--gc", "maybe"],
-     "sparkdedalus run: error: argument --gc: invalid choice: 'maybe' (choose from 'on', 'off')"),
+     "sparkdedalus run: error: argument --gc: invalid choice: 'maybe' (choose from 'auto', 'on', 'off')"),
     (["diagram", "runs/x", "--out", "/missing/dir/d.svg"],
      "sparkdedalus diagram: error: argument --out: cannot write '/missing/dir/d.svg': no directory '/missing/dir'"),
     (["show", "runs/x", "log", "--at", "x"], "sparkdedalus show: error: argument --at: expected an integer, got 'x'"),

@@ -124,7 +124,11 @@ def test_run_gc_and_stats_on_spark(spark, capsys, tmp_path):
                                          "--quiet", "--relations", "x", "--stats", str(path)])
         assert command.handle(args, new_session=lambda args: spark) == 0
         expected = [["a", 2]] if mode == "on" else [["a", 1], ["a", 2]]
-        assert json.loads(capsys.readouterr().out)["relations"]["x"] == expected
+        printed = capsys.readouterr()
+        assert json.loads(printed.out)["relations"]["x"] == expected
+        # the printed relation x is collected with --gc on, and the output says so
+        assert json.loads(printed.out).get("gc_collected") == (["x"] if mode == "on" else None)
+        assert ("garbage-collected: x " in printed.err) == (mode == "on")
         stats[engine, mode] = json.loads(path.read_text())
         assert context.getLocalProperty("spark.job.description") == "the caller's own"
         assert context.getLocalProperty("spark.jobGroup.id") is None

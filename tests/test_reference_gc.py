@@ -172,14 +172,15 @@ def test_run_gc_and_stats(capsys, tmp_path):
     assert not stats["off"]["gc"] and stats["off"]["gc_rules"] == []
     assert len(stats["on"]["persisted_rows_per_tick"]) == 8
     assert stats["on"]["persisted_rows_per_tick"][-1] < stats["off"]["persisted_rows_per_tick"][-1]
-    # the default is on when the analysis finds something
+    # the default (auto) collects nothing in a program that declares no .output, as voting.ded
     path = tmp_path / "default.json"
     cli(capsys, voting, "--ticks", "8", "--engine", "reference", "--stats", str(path))
-    assert json.loads(path.read_text())["persisted_rows_per_tick"] == stats["on"]["persisted_rows_per_tick"]
+    assert json.loads(path.read_text())["persisted_rows_per_tick"] == stats["off"]["persisted_rows_per_tick"]
+    assert json.loads(path.read_text())["gc_rules"] == []
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--engine", "reference", "--gc", "maybe"], "argument --gc: invalid choice: 'maybe' (choose from 'on', 'off')"),
+    (["--engine", "reference", "--gc", "maybe"], "argument --gc: invalid choice: 'maybe' (choose from 'auto', 'on', 'off')"),
     (["--gc", "on", "--engine", "spark", "--relations", "nope"], "--relations: unknown relation 'nope'"),
 ])
 def test_run_gc_usage_errors(capsys, argv, message):

@@ -7,6 +7,7 @@ tables). Expected facts derived by hand (DR_PLUS: y("a", 1) holds from tick
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -16,6 +17,7 @@ from sparkdedalus.reference import run as reference_run
 from sparkdedalus.spark.engine import Engine
 from sparkdedalus.store import manifest, read
 from sparkdedalus.store.errors import StoreError
+from frontend_helpers import exit_code
 from store_helpers import store_differences
 from test_analysis_gc import DR_PLUS
 
@@ -25,7 +27,7 @@ PROGRAM = Program.parse(textwrap.dedent(DR_PLUS).lstrip("\n"), "t.ded")
 X = {1: {("a", 1), ("a", 2)}, 2: {("a", 1), ("a", 2)}, 3: {("a", 2)}, 4: {("a", 2)}}
 
 
-def test_time_travel_shows_a_collected_fact_where_it_held(spark, tmp_path):
+def test_time_travel_shows_a_collected_fact_where_it_held(spark, tmp_path, capsys):
     path = str(tmp_path / "run")
     run = Engine(spark).run(PROGRAM, 4, store=path, gc=True)
     assert read.relation_history(path, "x", 1, 4) == X
@@ -36,6 +38,18 @@ def test_time_travel_shows_a_collected_fact_where_it_held(spark, tmp_path):
     rows = read.delta_table(path, "x").to_pandas()
     mine = rows[(rows["c1"] == 1) & (rows["_kind"] == "S")].sort_values("_tick")
     assert list(zip(mine["_tick"], mine["_op"])) == [(1, 1), (3, -1)]
+    # `show` says that x is collected where it prints it: x("a", 1) holds at tick 3 but is not shown
+    assert exit_code(["show", path, "x", "--at", "3", "--format", "json"]) == 0
+    shown = capsys.readouterr()
+    assert json.loads(shown.out) == {"tick": 3, "relations": {"x": [["a", 2]]}, "gc_collected": ["x"]}
+    assert "garbage-collected: x " in shown.err
+    assert exit_code(["show", path, "y", "--format", "json"]) == 0
+    assert "garbage-collected" not in capsys.readouterr().err
+    # so does `diagram --relation x`, whose dots list x's stored facts
+    assert exit_code(["diagram", path, "--out", str(tmp_path / "d.svg"), "--relation", "x"]) == 0
+    assert "garbage-collected: x " in capsys.readouterr().err
+    assert exit_code(["diagram", path, "--out", str(tmp_path / "d.svg"), "--relation", "y"]) == 0
+    assert "garbage-collected" not in capsys.readouterr().err
 
 
 def test_resume_after_the_tick_that_collected(spark, tmp_path):

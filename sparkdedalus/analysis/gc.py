@@ -110,10 +110,55 @@ def gc_rules(program) -> list[GcRule]:
     return annotated + [candidates[name] for name in sorted(candidates)]
 
 
+#: the `--gc` modes of `run`: "auto" (the default) collects only relations a
+#: client does not observe, "on" every relation with a GC rule, "off" none
+MODES = ("auto", "on", "off")
+
+
+def rules_for(program, mode: str = "auto") -> list[GcRule]:
+    """The GC rules a run applies in `mode` (MODES). "on": `gc_rules(program)`.
+    "auto": those whose relation is not a declared output, and none when the
+    program declares no `.output` (its every relation is then what the user
+    reads, and a GC rule is sound for what a relation feeds, not for a user
+    who reads it). "off": none.
+
+    >>> from sparkdedalus import Program
+    >>> text = ("wait(H, T)@next :- begin(H, T); wait(H, T)@next :- wait(H, T);"
+    ...         "win(H, T) :- wait(H, T), send_token(H, _, T); win(H, T)@next :- win(H, T);")
+    >>> [rule.text() for rule in rules_for(Program.parse(text), "on")]
+    ['wait(H, T) when win(H, T)']
+    >>> rules_for(Program.parse(text)), rules_for(Program.parse(text), "off")
+    ([], [])
+    >>> [rule.text() for rule in rules_for(Program.parse(".output win " + text))]
+    ['wait(H, T) when win(H, T)']
+    """
+    if mode not in MODES:
+        raise ValueError(f"gc mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode == "off":
+        return []
+    found = gc_rules(program)
+    if mode == "on":
+        return found
+    observed = set(program.declared_outputs)
+    return [rule for rule in found if rule.relation not in observed] if observed else []
+
+
 def applied(program, gc) -> list[GcRule]:
     """The GC rules an engine applies given its `gc` argument: True, those of
-    `gc_rules(program)`; a list, those; False or None, none."""
+    `gc_rules(program)`; a mode of MODES, those of `rules_for(program, gc)`;
+    a list, those; False or None, none."""
+    if isinstance(gc, str):
+        return rules_for(program, gc)
     return gc_rules(program) if gc is True else list(gc or ())
+
+
+def collected_relations(rules) -> list[str]:
+    """The relations `rules` (GcRules, or their texts `r(x̄) when ...`) collect, sorted.
+
+    >>> collected_relations(["wait(H, T) when win(H, T)", "b(X) when c(X)", "b(X) when d(X)"])
+    ['b', 'wait']
+    """
+    return sorted({rule.split("(", 1)[0].strip() if isinstance(rule, str) else rule.relation for rule in rules})
 
 
 def not_collected(program) -> dict:

@@ -7,7 +7,8 @@ Nodes are vertical lines, ticks go downward; every message sent in ticks K..K'
 (default: all committed ticks) is an arrow from its sender at its send tick to its
 receiver at its arrival tick, or a short stroke ending in an x when the network
 lost it; a crashed node gets an X and a dashed line from its crash tick on. With
---relation, hovering a dot on a node's line lists the relation's facts there.
+--relation, hovering a dot on a node's line lists the relation's facts there
+(and a line on stderr says so when the run garbage-collected it, docs/gc.md).
 The format comes from --format or the extension of --out (.html, .htm, .svg).
 Exit codes: 0, 1 (no such run, relation or tick), 2 (bad options, an --out that
 cannot be written: refused before the store is read).
@@ -19,6 +20,7 @@ import os
 
 from sparkdedalus.errors import UsageError
 from sparkdedalus.shell.options import integer, writable, write_text
+from sparkdedalus.shell.stats import say_collected, shown_collected
 
 FORMATS = {".html": "html", ".htm": "html", ".svg": "svg"}
 
@@ -43,4 +45,7 @@ def handle(args) -> int:
     diagram = from_store(args.store, args.relation, args.first, args.last)
     write_text(args.out, svg_text(diagram) if fmt == "svg" else html_text(diagram, f"Spacetime diagram of {args.store}"))
     print(f"wrote {args.out}: {summary(diagram)}")
+    if args.relation:
+        from sparkdedalus.store import read
+        say_collected(shown_collected(read.manifest(args.store).gc, [args.relation]))
     return 0

@@ -16,15 +16,13 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("explain", help="relations, strata, and per component the analyses' verdicts")
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--component", metavar="NAME", help="report on this component only")
-    parser.add_argument("--format", default="text", help="text (default) or json")
+    parser.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
     check.add_hidden_strict(parser)
     parser.set_defaults(handler=handle)
 
 
 def handle(args) -> int:
     from sparkdedalus.analysis.explain import explain, report
-    if args.format not in FORMATS:
-        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got '{args.format}'")
     program = check.load(args)
     if args.component is not None and args.component not in program.components:
         raise UsageError(f"--component: unknown component '{args.component}' "

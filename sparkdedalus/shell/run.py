@@ -3,7 +3,7 @@
     sparkdedalus run FILE... --ticks N [--engine spark|reference] [--format json|table|csv]
                      [--relations a,b] [--at K] [--seed S] [--network SPEC]
                      [--inputs DIR] [--master URL | --remote URL] [--conf KEY=VALUE]... [--ui]
-                     [--stats FILE] [--quiet] [--store PATH [--resume] [--commit-every K]] [--gc on|off]
+                     [--stats FILE] [--quiet] [--store PATH [--resume] [--commit-every K]] [--gc auto|on|off]
 
 Prints the facts of tick K (default: the last); `--format json` (the default)
 prints `{"tick": K, "relations": {"name": [[row], ...]}}`, the shared JSON
@@ -11,9 +11,12 @@ contract of the engines (see `output.facts_json`). With `--store PATH` (Spark
 engine) every tick (every K with `--commit-every K`) is committed to a run
 directory of Delta tables (docs/storage.md) and `--resume` continues the run
 stored there. `--conf` settings apply to the session the command creates.
-`--gc` (default: on when the GC analysis finds a GC rule, docs/gc.md) drops
-persisted facts that can no longer change anything, and `--stats` reports the
-persisted rows carried after every tick (both engines).
+`--gc` drops persisted facts that can no longer change anything (docs/gc.md):
+`auto` (the default) only facts of relations outside the declared outputs, and
+nothing when the program declares no `.output`; `on` every relation the GC
+analysis finds a rule for; `off` nothing. When a printed relation is collected,
+a line on stderr says so, and `--format json` names it in `"gc_collected"`.
+`--stats` reports the persisted rows carried after every tick (both engines).
 Exit codes: 0 success, 1 program or data errors (a run out of memory among
 them), 2 usage errors (one line each).
 """
@@ -29,10 +32,10 @@ from sparkdedalus.network import Network
 from sparkdedalus.output import FORMATS, render
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, names, network, writable
-from sparkdedalus.shell.stats import collected, gc_stats, write_stats
+from sparkdedalus.shell.stats import collected, gc_stats, say_collected, shown_collected, write_stats
 
 ENGINES = ("spark", "reference")
-GC_MODES = ("on", "off")
+GC_MODES = ("auto", "on", "off")  # analysis.gc.MODES
 
 
 def add_parser(commands) -> None:
@@ -76,8 +79,9 @@ def add_arguments(run, session_options: bool = True) -> None:
     run.add_argument("--stats", metavar="FILE", type=writable, help="write run statistics as JSON to FILE")
     run.add_argument("--store", metavar="PATH", required=not session_options,
                      help="commit every tick to the run directory PATH (Delta tables)")
-    run.add_argument("--gc", choices=GC_MODES, help="garbage-collect persisted facts "
-                                                    "(default: on when the GC analysis finds something)")
+    run.add_argument("--gc", choices=GC_MODES, default="auto",
+                     help="garbage-collect persisted facts: auto (default: only relations outside the "
+                          "declared .output ones, none without .output), on (every relation with a GC rule) or off")
     run.add_argument("--resume", action="store_true", help="continue the run stored in --store from its last tick")
     run.add_argument("--commit-every", metavar="K", type=integer(minimum=1), help="with --store: commit every K ticks and the last (default 1)")
     run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
@@ -110,7 +114,9 @@ def _run_reference(program, args) -> int:
     trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs, gc=collect)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
-    print(render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program))
+    hidden = shown_collected(collect, names)
+    print(render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program, hidden))
+    say_collected(hidden)
     if args.stats:
         _write_reference_stats(args.stats, trace, collect)
     return 0

@@ -18,7 +18,7 @@ import time
 
 from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
-from sparkdedalus.shell.stats import collected, gc_stats, write_stats
+from sparkdedalus.shell.stats import collected, gc_stats, say_collected, shown_collected, write_stats
 
 
 def spark_session(args):
@@ -156,7 +156,9 @@ def _run_counted(spark, program, args, started: float, jobs: _JobCounter) -> int
     names = args.relation_list or list(program.outputs)
     with JobNames(spark).scope("result", tick):
         facts = run.facts(tick, relations=names)
-    print(render(args.format, tick, facts, program))
+    hidden = shown_collected(args.gc_rules, names)
+    print(render(args.format, tick, facts, program, hidden))
+    say_collected(hidden)
     if args.stats:
         _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started, args.gc_rules)
     return 0

@@ -5,7 +5,9 @@ delta-rs (no Spark, no JVM: it answers in a fraction of a second).
     sparkdedalus show STORE REL [--at K] [--format table|json|csv]
 
 Prints relation REL at the end of tick K (default: the last committed) in the
-formats of `sparkdedalus run`. Exit codes: 0, 1 (no such run, relation or
+formats of `sparkdedalus run`. When the run garbage-collected REL (its
+manifest's GC rules, docs/gc.md) a line on stderr says so and `--format json`
+names it in `"gc_collected"`; the listing marks such relations. Exit codes: 0, 1 (no such run, relation or
 tick), 2 (bad options).
 """
 
@@ -16,6 +18,7 @@ from types import SimpleNamespace
 from sparkdedalus.errors import UsageError
 from sparkdedalus.output import FORMATS, render
 from sparkdedalus.shell.options import integer
+from sparkdedalus.shell.stats import say_collected, shown_collected
 
 
 def add_parser(commands) -> None:
@@ -35,10 +38,15 @@ def handle(args) -> int:
     manifest = read.manifest(args.store)
     if args.relation is None:
         print(f"{args.store}: ticks 1..{manifest.last_tick} committed")
+        swept = shown_collected(manifest.gc, manifest.relations)
         for info in manifest.relations.values():
-            print(f"  {info.name}({', '.join(f'{c}: {t}' for c, t in zip(info.columns, info.types))})")
+            print(f"  {info.name}({', '.join(f'{c}: {t}' for c, t in zip(info.columns, info.types))})"
+                  + ("  (garbage-collected: not every fact that holds is stored)" if info.name in swept else ""))
         return 0
     rows = read.relation_rows(args.store, args.relation, args.at)
     tick = manifest.last_tick if args.at is None else args.at
-    print(render(args.format or "table", tick, {args.relation: rows}, SimpleNamespace(relations=manifest.relations)))
+    hidden = shown_collected(manifest.gc, [args.relation])
+    print(render(args.format or "table", tick, {args.relation: rows}, SimpleNamespace(relations=manifest.relations),
+                 hidden))
+    say_collected(hidden)
     return 0

@@ -11,9 +11,25 @@ from sparkdedalus.shell.options import write_text
 
 
 def collected(program, args) -> list:
-    """The GC rules the run applies: the analysis' unless `--gc off`."""
-    from sparkdedalus.analysis.gc import gc_rules
-    return gc_rules(program) if args.gc != "off" else []
+    """The GC rules the run applies in the `--gc` mode (`analysis.gc.rules_for`):
+    by default only those of relations outside the declared outputs."""
+    from sparkdedalus.analysis.gc import rules_for
+    return rules_for(program, args.gc)
+
+
+def shown_collected(rules, names) -> list:
+    """The relations among `names` (those printed) that `rules` (GcRules or
+    their texts) collect, sorted."""
+    from sparkdedalus.analysis.gc import collected_relations
+    return [name for name in collected_relations(rules) if name in set(names)]
+
+
+def say_collected(relations: list) -> None:
+    """One line on stderr when printed relations are garbage-collected: a fact
+    a GC rule matched is not shown at later ticks, though it holds there."""
+    if relations:
+        print(f"sparkdedalus: garbage-collected: {', '.join(relations)} (facts GC removed are not shown, "
+              f"though they hold; --gc off keeps every fact, docs/gc.md)", file=sys.stderr)
 
 
 def gc_stats(collect: list, persisted: list, dropped: list) -> dict:

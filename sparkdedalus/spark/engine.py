@@ -47,7 +47,7 @@ class Engine:
     def run(self, program: Program, ticks: int, network: Network | None = None, edb: dict | None = None,
             keep_history: bool = True, partitions: int | None = None, progress=None, store: str | None = None,
             resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None,
-            commit_every: int = 1, gc: bool | list = False, policy: bool = True,
+            commit_every: int = 1, gc: bool | str | list = False, policy: bool = True,
             count_exchanges: bool = False) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
         rows holding at every tick; `.input` files are read relative to
@@ -67,7 +67,8 @@ class Engine:
         committed tick. `store_writer`: "auto", "spark" or "delta-rs".
 
         `gc`: True applies the GC rules of `analysis.gc.gc_rules(program)`, a
-        list applies those `GcRule`s: a persisted fact a rule matches on the
+        mode of `run --gc` ("auto", "on", "off") those of `analysis.gc.rules_for`,
+        a list those `GcRule`s: a persisted fact a rule matches on the
         final state of a tick is not carried to the next (the tick keeps it;
         so does the store's time travel).
 
