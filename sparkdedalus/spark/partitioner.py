@@ -87,8 +87,10 @@ class Partitioner:
                 keys.setdefault(relation, set()).add(key)
         #: {relation: (column, via)}; the others are bucketed by location
         # a key through a function of several inputs is not computed here: by location
+        # and never by a lattice's value (checks/lattices.py): a group's rows share a bucket
         self.keys = {r: k.pop() for r, k in keys.items()
-                     if len(k) == 1 and all(FUNCTIONS[f].inputs == 1 for f in next(iter(k))[1])}
+                     if len(k) == 1 and all(FUNCTIONS[f].inputs == 1 for f in next(iter(k))[1])
+                     and not (r in program.lattices and next(iter(k))[0] == program.lattices[r].position)}
 
     def bucket_sql(self, name: str, columns: list[str] | None = None) -> str:
         """SQL of the bucket of a fact of `name` (not replicated) from its

@@ -370,9 +370,9 @@ class TickLoop:
                 if arrow_only:  # materialised already: no checkpoint, and no distinct in the pack
                     settled.append(self.layout.home_copies_sql(self._name(self._union(parts))))
                     for n in names:
-                        current[n] = self._union([current[n], found[n]])
+                        current[n] = self._grown(n, current[n], found[n])
                         if n in news_before:
-                            news[n] = self._union([news_before[n], found[n]])
+                            news[n] = self._grown(n, news_before[n], found[n])
                     continue
             else:
                 parts = []
@@ -393,7 +393,8 @@ class TickLoop:
             derived_pack = self._cut(self._union(parts))
             stratum_packs.append(derived_pack)
             for n in names:
-                base = self.layout.read_sql(start, n) if start is not None and n in self.may_start else None
+                base = self.layout.read_sql(start, n) if start is not None and n in self.may_start \
+                    and n not in self.program.lattices else None
                 fresh = self.layout.read_sql(derived_pack, n)
                 current[n] = fresh if base is None else self._union([base, fresh])
                 if n in news_before:
@@ -436,6 +437,14 @@ class TickLoop:
             new_pack = self._name(self._union(arriving))
             news = {name: self.layout.read_sql(new_pack, name) for name in self.carried}
         return start, current, news
+
+    def _without_lattices(self, start: str) -> str:
+        """SQL: the tick's start less the rows of lattices (checks/lattices.py):
+        their strata found each one whole, the best row of every group."""
+        if not self.program.lattices:
+            return start
+        names = ", ".join(f"'{n}'" for n in sorted(self.program.lattices))
+        return self._narrow(f"SELECT * FROM {self._name(start)} WHERE __rel NOT IN ({names})")
 
     def _surviving(self, name: str) -> str:
         """SQL: collected relation `name`'s final state in the previous pack less its garbage."""
@@ -510,13 +519,23 @@ class TickLoop:
                 arrow_only = False
             for n in group_names:
                 found[n] = new[n]
-                current[n] = self._union([current[n], new[n]])
+                current[n] = self._grown(n, current[n], new[n])
         return found, iterations, arrow_only
+
+    def _grown(self, name: str, before: str, found: str) -> str:
+        """SQL: relation `name` after its recursion `found` more of it: the
+        two together, or for a lattice (checks/lattices.py) what was found,
+        which is the whole relation."""
+        return found if name in self.program.lattices else self._union([before, found])
 
     def _loop(self, rules, names: list, current: dict, news: dict | None, tick: int,
               state: LoopState) -> tuple[dict, int]:
         """The general semi-naive loop of a recursive stratum (or component):
-        one job per iteration."""
+        one job per iteration. Returns the new facts of each relation, and for
+        a lattice (checks/lattices.py) the whole relation: the best row of each
+        group among those it starts with and those the loop finds."""
+        lattices = {n: self.program.lattices[n] for n in names if n in self.program.lattices}
+        current = current.updated({n: self._best(lattice, current[n]) for n, lattice in lattices.items()})
         derived: dict = {n: [] for n in names}
         for rule in rules:
             sql = self._derive(rule, current, news, tick, state)
@@ -547,7 +566,8 @@ class TickLoop:
                     {n: self._union(accumulated[n]) for n in names}, {n: self._union(found[n]) for n in names})
                 accumulated = {n: [whole[n]] for n in names}
                 found = {n: [news_so_far[n]] for n in names}
-        return {n: self._union(found[n]) for n in names}, iterations
+        return {n: self._best(lattices[n], self._union([current[n], *found[n]])) if n in lattices
+                else self._union(found[n]) for n in names}, iterations
 
     def _arrow_allowed(self, rules, news: dict | None) -> bool:
         """Whether the session allows the Arrow fixpoint (`spark.sparkdedalus.fixpoint`)
@@ -565,10 +585,37 @@ class TickLoop:
         return self._fixpoints[key]
 
     def _new_facts(self, name: str, derived: list, known: str) -> str:
-        """SQL: the distinct rows of `derived` not in `known`."""
+        """SQL: the distinct rows of `derived` not in `known`; for a lattice,
+        the best row of each group of `derived` that improves on `known`'s."""
         candidates = self._union(derived) if derived else self._empty(name, bucket=True)
+        lattice = self.program.lattices.get(name)
+        if lattice is not None:
+            return self._improved(lattice, self._best(lattice, candidates), known)
         unique = self._name(f"SELECT DISTINCT * FROM {self._name(candidates)}")
         return self._narrow(self._joined(unique, self._name(known), "LEFT ANTI", self._columns(name)))
+
+    def _lattice_columns(self, lattice) -> tuple[list[str], str]:
+        """A lattice frame's group columns (the partition column among them)
+        and its value column."""
+        columns = self._columns(lattice.relation)
+        value = columns[lattice.position]
+        return [c for c in columns if c != value], value
+
+    def _best(self, lattice, sql: str) -> str:
+        """SQL: the best row of each group of `sql`, a lattice's rows."""
+        keys, value = self._lattice_columns(lattice)
+        columns = ", ".join(f"{lattice.func}(`{c}`) AS `{c}`" if c == value else f"`{c}`"
+                            for c in self._columns(lattice.relation))
+        return self._narrow(f"SELECT {columns} FROM {self._name(sql)} GROUP BY {', '.join(f'`{k}`' for k in keys)}")
+
+    def _improved(self, lattice, candidates: str, known: str) -> str:
+        """SQL: the rows of `candidates` (one a group) better than every row of
+        their group in `known`, or of a group `known` lacks."""
+        keys, value = self._lattice_columns(lattice)
+        as_good = "<=" if lattice.func == "min" else ">="
+        on = " AND ".join([f"c.`{k}` = k.`{k}`" for k in keys] + [f"k.`{value}` {as_good} c.`{value}`"])
+        return self._narrow(f"SELECT /*+ {JOIN_HINT}(k) */ c.* FROM {self._name(candidates)} c"
+                            f" LEFT ANTI JOIN {self._name(known)} k ON {on}")
 
     def _materialise(self, *groups: dict) -> tuple[list, int]:
         """Checkpoint the relations of one or two groups ({relation: SQL}) with
@@ -693,7 +740,7 @@ class TickLoop:
         facts GC collects (G); and its rows, its S rows of persisted relations
         and its G rows. `settled` parts hold facts no other part has (the Arrow
         fixpoint's): they are left out of the pack's distinct."""
-        parts = ([start] if start is not None else []) + derived_parts
+        parts = ([self._without_lattices(start)] if start is not None else []) + derived_parts
         moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
