@@ -45,7 +45,7 @@ SSSP_WORKLOAD = ("single-source shortest paths from node 0 over a seeded random 
                  "every node so node 0 reaches all); dist(Y, min<D>)")
 
 CC_WORKLOAD = ("connected components of a seeded random forest of `components` random trees over "
-               "shuffled node ids, plus one extra edge in a random component per 10 nodes, read as a "
+               "shuffled node ids, plus `extra_per_node` edges a node inside random components, read as a "
                "symmetric link relation; cc(X, min<C>), C the least node id of X's component")
 
 
@@ -63,17 +63,17 @@ def weighted_graph(nodes: int, edges_per_node: int, seed: int, max_weight: int =
     return sorted((x, y, w) for (x, y), w in weight.items())
 
 
-def forest_graph(nodes: int, components: int, seed: int) -> list:
+def forest_graph(nodes: int, components: int, seed: int, extra_per_node: float = 0.1) -> list:
     """(x, y) rows, one direction per edge: node ids 0..nodes-1 shuffled and dealt into
     `components` random trees (each node linked to a random earlier node of its tree),
-    plus nodes // 10 extra edges inside random trees (cycles). A tree of one node has
-    no edge, so it is not in the rows: keep components <= nodes / 2."""
+    plus about nodes * extra_per_node extra edges inside random trees (cycles). A tree
+    of one node has no edge, so it is not in the rows: keep components <= nodes / 2."""
     rng = random.Random(seed)
     order = list(range(nodes))
     rng.shuffle(order)
     trees = [order[k::components] for k in range(components)]
     rows = {(tree[i], tree[rng.randrange(i)]) for tree in trees for i in range(1, len(tree))}
-    for _ in range(nodes // 10):
+    for _ in range(round(nodes * extra_per_node)):
         tree = rng.choice(trees)
         x, y = rng.choice(tree), rng.choice(tree)
         if x != y:

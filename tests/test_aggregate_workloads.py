@@ -59,9 +59,10 @@ def test_duckdb_gives_networkx_answers():
 
 @pytest.mark.spark
 def test_pyspark_loops_give_networkx_answers(spark):
-    for edges in sssp_inputs():
+    """On two inputs of each kind only: every iteration of a loop is a few Spark jobs."""
+    for edges in sssp_inputs()[:2]:
         dist, iterations = aw.pyspark_sssp(spark, edges)
         assert {tuple(row) for row in dist.collect()} == aw.networkx_sssp(edges) and iterations > 1
-    for links in cc_inputs():
+    for links in cc_inputs()[:2]:
         cc, iterations = aw.pyspark_cc(spark, links)
         assert {tuple(row) for row in cc.collect()} == aw.networkx_cc(links) and iterations > 1
