@@ -138,12 +138,13 @@ def _frame(spark, rows, schema: str):
     return spark.createDataFrame(pd.DataFrame(rows, columns=[c.split()[0] for c in schema.split(", ")]), schema)
 
 
-def _improve(best, delta, step, key: str, value: str):
-    """The loop both PySpark baselines share: `step(delta)` gives (key, value) candidates,
-    min per key; the ones that beat `best` (or are new) are the next delta. Returns
-    (best, iterations) once no row improves."""
+def _improve(start, step, key: str, value: str):
+    """The loop both PySpark baselines share, from the (key, value) rows `start`:
+    `step(delta)` gives candidates, min per key; the ones that beat the best so far (or
+    are new) are the next delta. Returns (best, iterations) once no row improves."""
     from pyspark.sql import functions as F
 
+    best = delta = start
     iterations = 0
     while True:
         iterations += 1
@@ -161,7 +162,7 @@ def pyspark_sssp(spark, edges, source: int = 0):
 
     edge = _frame(spark, edges, "x bigint, y bigint, w bigint").cache()
     start = spark.createDataFrame([(source, 0)], "y bigint, d bigint").localCheckpoint()
-    dist, iterations = _improve(start, start, lambda delta: delta.withColumnRenamed("y", "x").join(edge, "x")
+    dist, iterations = _improve(start, lambda delta: delta.withColumnRenamed("y", "x").join(edge, "x")
                                 .select("y", (F.col("d") + F.col("w")).alias("d")), "y", "d")
     edge.unpersist()
     return dist, iterations
@@ -173,7 +174,7 @@ def pyspark_cc(spark, links):
 
     link = _frame(spark, links, "x bigint, y bigint").cache()
     start = link.groupBy("x").agg(F.least(F.col("x"), F.min("y")).alias("c")).localCheckpoint()
-    cc, iterations = _improve(start, start, lambda delta: delta.join(link, "x")
+    cc, iterations = _improve(start, lambda delta: delta.join(link, "x")
                               .select(F.col("y").alias("x"), "c"), "x", "c")
     link.unpersist()
     return cc, iterations
