@@ -913,12 +913,15 @@ def aggregate_baselines(spark, jobs, sizes: list, seed: int, limit: float, edges
     for nodes in sizes:
         for kind in ("sssp", "cc"):
             if kind == "sssp":
+                shape = {"edges_per_node": edges_per_node}
                 rows = aw.weighted_graph(nodes, edges_per_node, seed)
-                duck, loop, table, columns, workload = aw.duckdb_sssp, aw.pyspark_sssp, "dist", ["y", "d"], aw.SSSP_WORKLOAD
+                duck, loop, table, columns = aw.duckdb_sssp, aw.pyspark_sssp, "dist", ["y", "d"]
+                workload = aw.SSSP_WORKLOAD
             else:  # edges_per_node link rows a node, half of them each way
-                rows = aw.symmetric(aw.forest_graph(nodes, max(2, nodes // 1000), seed,
-                                                    extra_per_node=edges_per_node / 2 - 1))
-                duck, loop, table, columns, workload = aw.duckdb_cc, aw.pyspark_cc, "cc", ["x", "c"], aw.CC_WORKLOAD
+                shape = {"components": max(2, nodes // 1000), "extra_per_node": edges_per_node / 2 - 1}
+                rows = aw.symmetric(aw.forest_graph(nodes, seed=seed, **shape))
+                duck, loop, table, columns = aw.duckdb_cc, aw.pyspark_cc, "cc", ["x", "c"]
+                workload = aw.CC_WORKLOAD
             results = {}
             status, value, seconds = duck_timed(limit, lambda con: (duck(con, rows, count_only=True),
                                                                     duck_digest(con, table, columns)))
@@ -936,7 +939,7 @@ def aggregate_baselines(spark, jobs, sizes: list, seed: int, limit: float, edges
                                        "spark_jobs": len(jobs.ids(f"{kind}-pyspark-{nodes}"))}
             log(f"{kind} {nodes} nodes: pyspark_loop {status} {seconds}s")
             finished = [{k: r[k] for k in ("count", "digest")} for r in results.values() if r["status"] == "ok"]
-            emit("aggregate_baseline", kind=kind, nodes=nodes, rows=len(rows), seed=seed, workload=workload,
+            emit("aggregate_baseline", kind=kind, nodes=nodes, rows=len(rows), seed=seed, **shape, workload=workload,
                  time_limit_seconds=limit, results_agree=all(f == finished[0] for f in finished) if finished else None,
                  results=results)
             gc.collect()
