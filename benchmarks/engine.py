@@ -86,6 +86,7 @@ if str(REPO) not in sys.path:
 
 PROGRAMS = REPO / "benchmarks" / "programs"
 sys.path.insert(0, str(REPO / "benchmarks"))
+import aggregate_workloads as aw  # noqa: E402 - after the path
 import recursion_workloads as rw  # noqa: E402 - after the path
 from ramp_workload import RAMP_DEFAULT, RAMP_WORKLOAD, ramp_edb, ramp_ticks  # noqa: E402 - after the path
 
@@ -901,6 +902,47 @@ def transitive_closure(spark, jobs, sizes, seed, limit):
         gc.collect()
     emit("transitive_closure_summary", largest_size_all_finished_and_agreeing=largest_agreeing,
          sizes=[list(s) for s in sizes])
+
+
+def aggregate_baselines(spark, jobs, sizes: list, seed: int, limit: float, edges_per_node: int = 10):
+    """Issue 34's recursive min, the baselines only (the engine's column comes with the
+    engine's aggregates): single-source shortest paths and connected components
+    (benchmarks/aggregate_workloads.py) at each size in nodes, by DuckDB's USING KEY
+    recursion and by the hand-written PySpark loop, each with a time limit; their counts
+    and digests must agree."""
+    for nodes in sizes:
+        for kind in ("sssp", "cc"):
+            if kind == "sssp":
+                shape = {"edges_per_node": edges_per_node}
+                rows = aw.weighted_graph(nodes, edges_per_node, seed)
+                duck, loop, table, columns = aw.duckdb_sssp, aw.pyspark_sssp, "dist", ["y", "d"]
+                workload = aw.SSSP_WORKLOAD
+            else:  # edges_per_node link rows a node, half of them each way
+                shape = {"components": max(2, nodes // 1000), "extra_per_node": edges_per_node / 2 - 1}
+                rows = aw.symmetric(aw.forest_graph(nodes, seed=seed, **shape))
+                duck, loop, table, columns = aw.duckdb_cc, aw.pyspark_cc, "cc", ["x", "c"]
+                workload = aw.CC_WORKLOAD
+            results = {}
+            status, value, seconds = duck_timed(limit, lambda con: (duck(con, rows, count_only=True),
+                                                                    duck_digest(con, table, columns)))
+            results["duckdb"] = {"status": status, "seconds": seconds, **(value[1] if value else {})}
+            log(f"{kind} {nodes} nodes: duckdb {status} {seconds}s")
+
+            def run_loop():
+                frame, iterations = loop(spark, rows)
+                return {**spark_digest(frame, columns), "iterations": iterations}
+
+            status, value, seconds = limited(spark, jobs, f"{kind}-pyspark-{nodes}", limit, run_loop)
+            jobs.group("bench")
+            jobs.settle()
+            results["pyspark_loop"] = {"status": status, "seconds": seconds, **(value or {}),
+                                       "spark_jobs": len(jobs.ids(f"{kind}-pyspark-{nodes}"))}
+            log(f"{kind} {nodes} nodes: pyspark_loop {status} {seconds}s")
+            finished = [{k: r[k] for k in ("count", "digest")} for r in results.values() if r["status"] == "ok"]
+            emit("aggregate_baseline", kind=kind, nodes=nodes, rows=len(rows), seed=seed, **shape, workload=workload,
+                 time_limit_seconds=limit, results_agree=all(f == finished[0] for f in finished) if finished else None,
+                 results=results)
+            gc.collect()
 
 
 # ------------------------------------------------------------------ 8. large inputs
