@@ -22,7 +22,9 @@ by construction:
   `@next`/`@async` rules and facts fill. `@next`/`@async` rules read, negate and
   aggregate anything and write any relation (temporal stratification);
 - finite: a rule that reads a relation of its own layer (recursion) only copies
-  values (variables, constants, `% 997`), so every fixpoint is finite;
+  values (variables, constants, `% 997`), so every fixpoint is finite, except
+  the min/max relations (`v1_0`, ...: shortest and longest paths over a steps
+  relation `w0`, ...), which never improve on the value they read;
 - free of integer overflow: every int column has a bound on |value| fixed when it
   is created (at least 1000); an expression whose bound exceeds the column's is
   wrapped in `(...) % 997`; no intermediate value can exceed 1e17 (hash outputs
@@ -77,7 +79,7 @@ FEATURES = (
     "persist_decl", "entangle", "entangle_check", "negated_entangle", "tick_atom", "negated_tick_atom",
     "choose", "choose_no_keys", "hash", "abs", "abs_check", "recursion", "mutual_recursion",
     "fact_at_tick", "idb_fact", "crash", "crash_positive", "avg_huge", "sum_double", "location_compare",
-    "recursive_entangle", "recursive_tick_atom", "derived_time_atom", "aggregate_async_multi_sender", "wrap", "expr_head", "const_head", "double_payload",
+    "recursive_entangle", "recursive_tick_atom", "lattice_min", "lattice_max", "derived_time_atom", "aggregate_async_multi_sender", "wrap", "expr_head", "const_head", "double_payload",
 )
 
 #: Constructs with a known engine disagreement, which the default differential
@@ -568,6 +570,28 @@ class _Generator:
         for rel in own:
             if self.want("recursion", self.shape.recursion):
                 self.rule("recursive", rel.name, rel, "now")
+        if self.want("lattice", 0.2):
+            self.lattice(layer)
+
+    def lattice(self, layer: int) -> None:
+        """A relation taking min or max over its own recursion (checks/lattices.py):
+        paths over a new EDB relation of steps, each adding its weight (min)
+        or taking it off (max); the rule keeps the weights >= 0, and may bound
+        the value read the way the order keeps."""
+        func = self.pick(("min", "max"))
+        self.feature(f"lattice_{func}")
+        number = sum(1 for r in self.rels if r.startswith("w"))
+        steps = self.add_rel(f"w{number}", [Col("loc"), Col("int"), Col("int"), Col("int")], 0)
+        for _ in range(self.draw(st.integers(2, 6))):
+            self.fact(steps, self.draw(st.integers(1, 3)) if self.coin(0.2) else None)
+        name = f"v{layer}_{number}"
+        self.add_rel(name, [Col("loc"), Col("int"), Col("int")], layer)
+        start = self.const_text("int")
+        self.statements.append(f"{name}(L, X, {start}) :- {steps.name}(L, X, _, _);")
+        bound = (", D1 < 12" if func == "min" else ", D1 > -12") if self.coin(0.3) else ""
+        step = "+" if func == "min" else "-"
+        self.statements.append(f"{name}(L, Y, {func}<D>) :- {name}(L, X, D1), {steps.name}(L, X, Y, W), "
+                               f"W >= 0{bound}, D == D1 {step} W;")
 
     def temporal_rule(self) -> None:
         delivery = "async" if self.want("async", 0.5) else "next"

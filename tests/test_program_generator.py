@@ -134,6 +134,8 @@ def detected_features(text: str) -> set:
             found.add({"now": "aggregate", "next": "aggregate_next", "async": "aggregate_async"}[delivery])
             for agg in aggregates:
                 found.add("count_star" if agg.func == "count" and agg.var is None else agg.func)
+                if delivery == "now" and rule.head.name in on_cycle:
+                    found.add(f"lattice_{agg.func}")
             groups = {v for arg in rule.head.args if not isinstance(arg, ast.Aggregate) for v in _vars(arg)}
             if delivery == "async" and "L" not in groups:
                 found.add("aggregate_async_multi_sender")
