@@ -278,3 +278,13 @@ def test_every_example_is_covered():
               "same_generation.ded", "scaling_running_example.ded", "sealed.ded", "sequence_counter.ded",
               "transitive_closure.ded", "two_phase_commit.ded", "voting.ded"}
     assert shipped <= tested, f"examples without a reference test: {sorted(shipped - tested)}"
+
+
+def test_shortest_paths():
+    # the header's distances, worked out by hand
+    trace = run_example("shortest_paths.ded", 3)
+    first = {"amsterdam": 0, "haarlem": 20, "utrecht": 45, "leiden": 55, "den haag": 70, "rotterdam": 95}
+    later = {**first, "leiden": 30, "den haag": 45, "rotterdam": 70}
+    for tick, dist in ((1, first), (2, later), (3, later)):
+        assert rows(trace, "dist", tick) == {("map", town, km) for town, km in dist.items()}, tick
+        assert rows(trace, "towns", tick) == {("map", 6)}
