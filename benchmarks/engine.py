@@ -55,7 +55,14 @@ else there (the JVM's standard output is sent to standard error). Every line has
 - "large_input": a generated one-million-row Parquet (and Delta) `.input` joined with
   itself for a few ticks: set-up and tick seconds, the peak memory of this Python
   process and of the driver's JVM (peak resident set and peak heap in use), and each
-  tick's result count against DuckDB's count on the same file.
+  tick's result count against DuckDB's count on the same file;
+- "aggregates": min inside its own recursion (benchmarks/programs/sssp_bench.ded and
+  cc_bench.ded, 1 tick, the graph read with `.input` from Parquet): single-source
+  shortest paths and connected components on seeded graphs of 10,000 and 100,000 nodes
+  (about 10 edges a node: 1M edges at the larger), three ways: the engine, DuckDB's
+  `WITH RECURSIVE ... USING KEY`, a hand-written PySpark loop (benchmarks/aggregate_workloads.py),
+  and networkx up to 10,000 nodes; counts and digests must agree (targets: within 10x
+  DuckDB and faster than the PySpark loop).
 
 Spark jobs are counted with the classic session's status tracker: one job group per tick
 (set from the engine's progress callback, which runs between ticks). The engine itself
@@ -904,23 +911,51 @@ def transitive_closure(spark, jobs, sizes, seed, limit):
          sizes=[list(s) for s in sizes])
 
 
-def aggregate_baselines(spark, jobs, sizes: list, seed: int, limit: float, edges_per_node: int = 10):
-    """Issue 34's recursive min, the baselines only (the engine's column comes with the
-    engine's aggregates): single-source shortest paths and connected components
-    (benchmarks/aggregate_workloads.py) at each size in nodes, by DuckDB's USING KEY
-    recursion and by the hand-written PySpark loop, each with a time limit; their counts
-    and digests must agree."""
+def aggregate_program(directory: Path, kind: str, rows: list) -> Path:
+    """sssp_bench.ded or cc_bench.ded with its graph read with `.input` from a Parquet
+    file written to `directory` (one location "g"); the program file's path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name, columns = ("edge", ["x", "y", "w"]) if kind == "sssp" else ("link", ["x", "y"])
+    table = pa.table({"l": pa.array(["g"] * len(rows), pa.string()),
+                      **{c: pa.array([r[i] for r in rows], pa.int64()) for i, c in enumerate(columns)}})
+    pq.write_table(table, directory / f"{name}.parquet")
+    path = directory / f"{kind}.ded"
+    path.write_text((PROGRAMS / f"{kind}_bench.ded").read_text() + f'.input {name} from "{name}.parquet"\n')
+    return path
+
+
+def aggregate_engine(spark, path: Path, relation: str) -> dict:
+    from sparkdedalus import Program
+    from sparkdedalus.spark.engine import Engine
+
+    started = time.time()
+    run = Engine(spark).run(Program.from_files(str(path)), ticks=1, keep_history=False)
+    found = run.relation(relation, 1)
+    return {**spark_digest(found, found.columns[1:]), **engine_facts(spark, run, started)}
+
+
+def aggregate_recursion(spark, jobs, sizes: list, seed: int, limit: float, edges_per_node: int = 10,
+                        networkx_up_to: int = 10_000):
+    """Issue 34's recursive min: single-source shortest paths and connected components
+    (benchmarks/aggregate_workloads.py) at each size in nodes, by the engine (the graph
+    read with `.input` from Parquet), DuckDB's USING KEY recursion and the hand-written
+    PySpark loop, each with a time limit, and networkx up to `networkx_up_to` nodes;
+    their counts and digests must agree."""
+    import tempfile
+
     for nodes in sizes:
         for kind in ("sssp", "cc"):
             if kind == "sssp":
                 shape = {"edges_per_node": edges_per_node}
                 rows = aw.weighted_graph(nodes, edges_per_node, seed)
-                duck, loop, table, columns = aw.duckdb_sssp, aw.pyspark_sssp, "dist", ["y", "d"]
+                duck, loop, oracle, table, columns = aw.duckdb_sssp, aw.pyspark_sssp, aw.networkx_sssp, "dist", ["y", "d"]
                 workload = aw.SSSP_WORKLOAD
             else:  # edges_per_node link rows a node, half of them each way
                 shape = {"components": max(2, nodes // 1000), "extra_per_node": edges_per_node / 2 - 1}
                 rows = aw.symmetric(aw.forest_graph(nodes, seed=seed, **shape))
-                duck, loop, table, columns = aw.duckdb_cc, aw.pyspark_cc, "cc", ["x", "c"]
+                duck, loop, oracle, table, columns = aw.duckdb_cc, aw.pyspark_cc, aw.networkx_cc, "cc", ["x", "c"]
                 workload = aw.CC_WORKLOAD
             results = {}
             status, value, seconds = duck_timed(limit, lambda con: (duck(con, rows, count_only=True),
@@ -932,15 +967,36 @@ def aggregate_baselines(spark, jobs, sizes: list, seed: int, limit: float, edges
                 frame, iterations = loop(spark, rows)
                 return {**spark_digest(frame, columns), "iterations": iterations}
 
-            status, value, seconds = limited(spark, jobs, f"{kind}-pyspark-{nodes}", limit, run_loop)
-            jobs.group("bench")
-            jobs.settle()
-            results["pyspark_loop"] = {"status": status, "seconds": seconds, **(value or {}),
-                                       "spark_jobs": len(jobs.ids(f"{kind}-pyspark-{nodes}"))}
-            log(f"{kind} {nodes} nodes: pyspark_loop {status} {seconds}s")
+            with tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as tmp:
+                path = aggregate_program(Path(tmp), kind, rows)
+                runs = (("engine", lambda: aggregate_engine(spark, path, table)), ("pyspark_loop", run_loop))
+                for name, fn in runs:
+                    group = f"{kind}-{name}-{nodes}"
+                    status, value, seconds = limited(spark, jobs, group, limit, fn)
+                    jobs.group("bench")
+                    jobs.settle()
+                    results[name] = {"status": status, "seconds": seconds, **(value or {}),
+                                     "spark_jobs": len(jobs.ids(group))}
+                    log(f"{kind} {nodes} nodes: {name} {status} {seconds}s")
+            if nodes <= networkx_up_to:
+                started = time.perf_counter()
+                answer = oracle(rows)
+                seconds = round(time.perf_counter() - started, 3)
+                import duckdb
+
+                con = duckdb.connect()
+                con.execute(f"CREATE TABLE answer ({', '.join(c + ' BIGINT' for c in columns)})")
+                con.executemany(f"INSERT INTO answer VALUES (?, ?)", sorted(answer))
+                results["networkx"] = {"status": "ok", "seconds": seconds, **duck_digest(con, "answer", columns)}
             finished = [{k: r[k] for k in ("count", "digest")} for r in results.values() if r["status"] == "ok"]
-            emit("aggregate_baseline", kind=kind, nodes=nodes, rows=len(rows), seed=seed, **shape, workload=workload,
-                 time_limit_seconds=limit, results_agree=all(f == finished[0] for f in finished) if finished else None,
+            engine, duck_s = results["engine"], results["duckdb"]
+            emit("aggregate_recursion", kind=kind, nodes=nodes, rows=len(rows), seed=seed, **shape,
+                 workload=workload, time_limit_seconds=limit,
+                 results_agree=all(f == finished[0] for f in finished) if finished else None,
+                 engine_over_duckdb=ratio(engine["seconds"], duck_s["seconds"])
+                 if engine["status"] == duck_s["status"] == "ok" else None,
+                 engine_over_pyspark_loop=ratio(engine["seconds"], results["pyspark_loop"]["seconds"])
+                 if engine["status"] == results["pyspark_loop"]["status"] == "ok" else None,
                  results=results)
             gc.collect()
 
@@ -1088,8 +1144,9 @@ def large_input(spark, jobs, rows: int, ticks: int, formats: list, limit: float)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs",
-                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs "
+    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs,aggregates",
+                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs,"
+                             "aggregates "
                              "(the floor is always measured)")
     parser.add_argument("--tc-limit", type=float, default=None,
                         help="time limit per run of tc, sg and pt (transitive closure, same generation, points-to; s)")
@@ -1099,6 +1156,8 @@ def main(argv=None) -> int:
                         help="same-generation forest sizes in nodes (default 500,2000,10000)")
     parser.add_argument("--pt-sizes", default=None, metavar="N,N,...",
                         help="points-to program sizes in methods of 20 variables (default 100,500,2000)")
+    parser.add_argument("--aggregate-sizes", default=None, metavar="N,N,...",
+                        help="aggregates: graph sizes in nodes (default 10000,100000)")
     parser.add_argument("--run-budget", type=float, default=None,
                         help="seconds after which an engine run starts no new tick (partial results are reported)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
@@ -1117,14 +1176,16 @@ def main(argv=None) -> int:
                      tc_limit=120, run_budget=300, text_facts=(500, 3), large_input=(10_000, 3, ["parquet"]),
                      sg=[60], pt=[10], reference_up_to={"sg": 60, "pt": 10},
                      ramp=({"transactions": 8, "keys": 6, "partitions": 2, "reads": 4, "seed": 1}, 3),
-                     voting_cli=([20], 6))
+                     voting_cli=([20], 6), aggregates=[300])
     else:
         sizes = dict(floor_reps=20, floor_warmup=5, tpc=(100, 5, 30, 5), bc_sizes=[3, 30, 300, 3000], bc_ticks=12,
                      bc_from=5, creep=(30, 200, (5, 15), (190, 200)), growth=(50, 60, (5, 15), (50, 60)),
                      tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600,
                      text_facts=(50_000, 10), large_input=(1_000_000, 3, ["parquet", "delta"]),
                      sg=[500, 2000, 10000], pt=[100, 500, 2000], reference_up_to={"sg": 0, "pt": 100},
-                     ramp=(None, 5), voting_cli=([100, 1000, 10000], 6))
+                     ramp=(None, 5), voting_cli=([100, 1000, 10000], 6), aggregates=[10_000, 100_000])
+    if args.aggregate_sizes:
+        sizes["aggregates"] = [int(n) for n in args.aggregate_sizes.split(",")]
     if args.tc_sizes:
         sizes["tc"] = [(int(n), 2 * int(n)) for n in args.tc_sizes.split(",")]
     for key in ("sg", "pt"):
@@ -1170,6 +1231,7 @@ def main(argv=None) -> int:
         ("voting_cli", lambda: voting_cli(*sizes["voting_cli"], limit=budget)),
         ("inputs", lambda: (text_facts(spark, jobs, *sizes["text_facts"], limit=budget),
                             large_input(spark, jobs, *sizes["large_input"], limit=budget))),
+        ("aggregates", lambda: aggregate_recursion(spark, jobs, sizes["aggregates"], 4, sizes["tc_limit"])),
     ]
     failed = 0
     for name, step in steps:
