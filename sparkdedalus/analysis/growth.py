@@ -22,6 +22,12 @@ is allowed: a fact it blocks now was either blocked or derived at t-1, and the
 head keeps it; this holds only when the head is carried, which growing heads
 are (see `carried_relations`).
 
+A persisted lattice (min or max over its own recursion) starts tick t with its
+best rows of t-1, a fixpoint of the rules over the facts of t-1: a candidate
+they derive from old facts only is no better than those rows, so the rules of
+the lattice that read only growing relations and the lattice itself are
+differential too (shortest distances kept up to date as edges arrive).
+
 >>> from sparkdedalus import Program
 >>> p = Program.parse('''edge("a", 1, 2); .persist seen
 ... path(L, X, Y) :- edge(L, X, Y); path(L, X, Z) :- path(L, X, Y), edge(L, Y, Z);
@@ -73,9 +79,16 @@ def carried_relations(program, growing) -> frozenset:
     return frozenset(program.persisted | (growing & program.idb))
 
 
-def differential_rules(program, growing) -> frozenset:
-    """Indices of the `now` rules an engine may evaluate on new facts only."""
+def differential_rules(program, growing, collected=frozenset()) -> frozenset:
+    """Indices of the `now` rules an engine may evaluate on new facts only:
+    those of the module docstring, and those of a persisted lattice
+    (checks/lattices.py) that GC does not thin, without negation, whose body
+    atoms read growing relations or that lattice itself at the current tick."""
+    kept = {n for n in program.lattices if n in program.persisted and n not in collected}
     return frozenset(
         r.index for r in program.rules
-        if r.delivery == "now" and r.head.name in growing and not r.is_aggregate and r.choose is None
-        and _reads_growing_now(r.positive_atoms + r.negated_atoms, growing))
+        if r.delivery == "now" and r.choose is None and (
+            (r.head.name in growing and not r.is_aggregate
+             and _reads_growing_now(r.positive_atoms + r.negated_atoms, growing))
+            or (r.head.name in kept and not r.negated_atoms
+                and _reads_growing_now(r.positive_atoms, growing | {r.head.name}))))

@@ -190,7 +190,7 @@ class TickLoop:
         self.collected = frozenset(plan.rule.head.name for plan in self.gc_plans)
         growing = growing_relations(program, frozenset(self.stamped), self.collected)
         self.carried = carried_relations(program, growing)
-        self.differential = differential_rules(program, growing)
+        self.differential = differential_rules(program, growing, self.collected)
         self.static_pack = self._static_pack(self._static_frames(edb or {}))
         self.rule_order = self._rule_order()
         self.may_start = self._may_start()
