@@ -931,9 +931,11 @@ def aggregate_engine(spark, path: Path, relation: str) -> dict:
     from sparkdedalus.spark.engine import Engine
 
     started = time.time()
+    jvm_memory(spark, reset=True)
     run = Engine(spark).run(Program.from_files(str(path)), ticks=1, keep_history=False)
     found = run.relation(relation, 1)
-    return {**spark_digest(found, found.columns[1:]), **engine_facts(spark, run, started)}
+    return {**spark_digest(found, found.columns[1:]), **engine_facts(spark, run, started), **jvm_memory(spark),
+            "driver_memory": spark.conf.get("spark.driver.memory", None)}
 
 
 def aggregate_recursion(spark, jobs, sizes: list, seed: int, limit: float, edges_per_node: int = 10,
