@@ -70,6 +70,10 @@ def test_quick_engine_benchmark_prints_every_measurement():
     assert {r["status"] for r in tc["results"].values()} == {"ok"}, tc
     assert tc["pair_counts_agree"] is True
     assert_inputs_step(by_kind)
+    aggregates = by_kind["aggregate_recursion"]
+    assert [a["kind"] for a in aggregates] == ["sssp", "cc"]
+    assert all(a["results_agree"] and set(a["results"]) == {"engine", "duckdb", "pyspark_loop", "networkx"}
+               for a in aggregates), aggregates
     assert by_kind["done"][0]["failed_steps"] == 0
 
 
