@@ -1,9 +1,10 @@
 """A recursive stratum evaluated to its fixpoint inside Spark tasks, in Arrow.
 
 The general semi-naive loop (runtime.TickLoop._recursive) costs a Spark job,
-a checkpoint and a shuffle per iteration. A stratum whose rules are plain
-conjunctive queries (positive atoms of the current tick, variables and
-constants; no negation, comparison, function, aggregate or choice) is handed
+a checkpoint and a shuffle per iteration. A stratum whose rules are conjunctive
+queries (positive atoms of the current tick, variables and constants),
+comparisons and `Z == expr` assignments with `+ - *` on numbers (checked:
+an integer overflow raises), no negation, function, choice, `/` or `%`, is handed
 instead to one `groupBy().applyInArrow()`: every task receives the relations
 the rules read and runs the whole semi-naive loop in pyarrow (hash joins,
 `left anti` joins for the difference, `group_by` for duplicates), no Spark
@@ -17,6 +18,12 @@ path(L, Y, Z)` keeps L and Z, and location-local rules always keep the
 location), the facts are split into `buckets` by a hash of the pivot: each
 task computes the facts of its bucket from all the base facts, and the
 buckets' results are disjoint. Otherwise one task computes the stratum.
+
+A lattice relation (min or max over its own recursion, checks/lattices.py)
+keeps the best row of each group: each iteration's candidates are reduced
+to it, and the next one reads the groups that improved. `solve` (and
+`frames`) give its whole best relation, not only new facts; its aggregated
+position is never part of a pivot.
 
 Switch: the session setting `spark.sparkdedalus.fixpoint` (`arrow`, the
 default, or `loop` for the general loop everywhere).
@@ -35,6 +42,16 @@ default, or `loop` for the general loop everywhere).
 >>> found = plan.solve({"edge": edge, "path": path}, bucket=0, buckets=1)
 >>> found["path"].num_rows     # every node of the 3-cycle reaches every node
 9
+>>> p = build_program(load_text(".decl edge(l: string, x: int, y: int, w: int) "
+...     "dist(L, 1, 0) :- edge(L, _, _, _); "
+...     "dist(L, Y, min<D>) :- dist(L, X, D1), edge(L, X, Y, W), W >= 0, D == D1 + W;"))
+>>> plan = ArrowFixpoint.compile(p.rules, ["dist"], p)
+>>> plan.lattices["dist"].func, plan.pivot["dist"]
+('min', (0,))
+>>> edge = pa.table({"c0": ["g"] * 3, "c1": [1, 2, 1], "c2": [2, 3, 3], "c3": [1, 1, 5]})
+>>> dist = pa.table({"c0": ["g"], "c1": [3], "c2": [9]})   # 3 at 9 already: improved to 2
+>>> sorted(plan.solve({"edge": edge, "dist": dist}, bucket=0, buckets=1)["dist"].to_pylist(), key=str)
+[{'c0': 'g', 'c1': 1, 'c2': 0}, {'c0': 'g', 'c1': 2, 'c2': 1}, {'c0': 'g', 'c1': 3, 'c2': 2}]
 """
 
 from __future__ import annotations
