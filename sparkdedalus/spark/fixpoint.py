@@ -1,9 +1,10 @@
 """A recursive stratum evaluated to its fixpoint inside Spark tasks, in Arrow.
 
 The general semi-naive loop (runtime.TickLoop._recursive) costs a Spark job,
-a checkpoint and a shuffle per iteration. A stratum whose rules are plain
-conjunctive queries (positive atoms of the current tick, variables and
-constants; no negation, comparison, function, aggregate or choice) is handed
+a checkpoint and a shuffle per iteration. A stratum whose rules are conjunctive
+queries (positive atoms of the current tick, variables and constants),
+comparisons and `Z == expr` assignments with `+ - *` on numbers (checked:
+an integer overflow raises), no negation, function, choice, `/` or `%`, is handed
 instead to one `groupBy().applyInArrow()`: every task receives the relations
 the rules read and runs the whole semi-naive loop in pyarrow (hash joins,
 `left anti` joins for the difference, `group_by` for duplicates), no Spark
@@ -17,6 +18,12 @@ path(L, Y, Z)` keeps L and Z, and location-local rules always keep the
 location), the facts are split into `buckets` by a hash of the pivot: each
 task computes the facts of its bucket from all the base facts, and the
 buckets' results are disjoint. Otherwise one task computes the stratum.
+
+A lattice relation (min or max over its own recursion, checks/lattices.py)
+keeps the best row of each group: each iteration's candidates are reduced
+to it, and the next one reads the groups that improved. `solve` (and
+`frames`) give its whole best relation, not only new facts; its aggregated
+position is never part of a pivot.
 
 Switch: the session setting `spark.sparkdedalus.fixpoint` (`arrow`, the
 default, or `loop` for the general loop everywhere).
@@ -35,6 +42,16 @@ default, or `loop` for the general loop everywhere).
 >>> found = plan.solve({"edge": edge, "path": path}, bucket=0, buckets=1)
 >>> found["path"].num_rows     # every node of the 3-cycle reaches every node
 9
+>>> p = build_program(load_text(".decl edge(l: string, x: int, y: int, w: int) "
+...     "dist(L, 1, 0) :- edge(L, _, _, _); "
+...     "dist(L, Y, min<D>) :- dist(L, X, D1), edge(L, X, Y, W), W >= 0, D == D1 + W;"))
+>>> plan = ArrowFixpoint.compile(p.rules, ["dist"], p)
+>>> plan.lattices["dist"].func, plan.pivot["dist"]
+('min', (0,))
+>>> edge = pa.table({"c0": ["g"] * 3, "c1": [1, 2, 1], "c2": [2, 3, 3], "c3": [1, 1, 5]})
+>>> dist = pa.table({"c0": ["g"], "c1": [3], "c2": [9]})   # 3 at 9 already: improved to 2
+>>> sorted(plan.solve({"edge": edge, "dist": dist}, bucket=0, buckets=1)["dist"].to_pylist(), key=str)
+[{'c0': 'g', 'c1': 1, 'c2': 0}, {'c0': 'g', 'c1': 2, 'c2': 1}, {'c0': 'g', 'c1': 3, 'c2': 2}]
 """
 
 from __future__ import annotations
@@ -46,8 +63,11 @@ from functools import reduce
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.program import Program
 from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.ast import expr_vars
+from sparkdedalus.syntax.printer import format_literal
 
 #: the session setting that chooses how recursive strata run
 SETTING = "spark.sparkdedalus.fixpoint"
@@ -62,6 +82,7 @@ class _Rule:
     head: str
     head_terms: tuple  # Term per head argument
     body: tuple  # (relation, (Term, ...)) per positive atom
+    steps: tuple  # the atoms (by index in body) and comparisons in evaluation order (_steps)
 
 
 def _term(arg) -> Term | None:
@@ -72,14 +93,19 @@ def _term(arg) -> Term | None:
     return None
 
 
-def _simple(rule, tick_free: bool = True) -> _Rule | None:
-    """The rule as plain terms, or None when it needs more than joins."""
-    if rule.negated_atoms or rule.comparisons or rule.function_atoms or rule.choose or rule.aggregates:
+def _simple(rule, program: Program, lattices: dict, tick_free: bool = True) -> _Rule | None:
+    """The rule as plain terms and steps, or None when it needs more than
+    joins, comparisons and `+ - *` assignments (or its aggregate is not the
+    min/max of a lattice relation of the stratum)."""
+    if rule.negated_atoms or rule.function_atoms or rule.choose:
         return None
     if len(rule.positive_atoms) != len([lit for lit in rule.body if isinstance(lit, ast.Atom)]) \
-            or len(rule.body) != len(rule.positive_atoms):
+            or len(rule.body) != len(rule.positive_atoms) + len(rule.comparisons):
         return None
-    head = tuple(_term(a) for a in rule.head.args)
+    lattice = lattices.get(rule.head.name)
+    head = tuple(_term(a.var) if isinstance(a, ast.Aggregate) and a.var is not None and lattice is not None
+                 and (a.func, i) == (lattice.func, lattice.position) else _term(a)
+                 for i, a in enumerate(rule.head.args))
     body = []
     for atom in rule.positive_atoms:
         if atom.time is not None and tick_free:
@@ -88,16 +114,94 @@ def _simple(rule, tick_free: bool = True) -> _Rule | None:
         if None in terms:
             return None
         body.append((atom.name, terms))
-    variables = {t[1] for _, terms in body for t in terms if t[0] == "v"}
-    if None in head or any(t[0] == "v" and t[1] not in variables for t in head) or not body:
+    if None in head or not body:
         return None
-    return _Rule(rule.head.name, head, tuple(body))
+    types: dict = {}  # variable -> pa type, as the steps bind it
+    steps = _steps(rule, program, types)
+    if steps is None or any(t[0] == "v" and t[1] not in types for t in head):
+        return None
+    columns = [_ARROW[t] for t in program.relations[rule.head.name].types]
+    if any(t[0] == "v" and types[t[1]] != c and (types[t[1]], c) != (pa.int64(), pa.float64())
+           for t, c in zip(head, columns)):
+        return None  # only int widens to double (values.convert)
+    return _Rule(rule.head.name, head, tuple(body), steps)
 
 
-def _pivot(rules: list, names: list) -> dict:
+def _steps(rule, program: Program, types: dict) -> tuple | None:
+    """The body in the reference evaluator's order (the first comparison whose
+    variables are bound, in body order, else the next atom): ("atom", i),
+    ("filter", op, left, right, text) or ("assign", variable, expr, text);
+    None when a comparison is not one pyarrow computes exactly as the
+    reference does. Fills `types`."""
+    todo = list(rule.body)
+    steps = []
+    atoms = 0
+    while todo:
+        ready = [lit for lit in todo if isinstance(lit, ast.Comparison) and (
+            assignment_target(lit, set(types)) is not None
+            or all(v.name in types for v in expr_vars(lit.left) + expr_vars(lit.right)))]
+        literal = ready[0] if ready else next((lit for lit in todo if isinstance(lit, ast.Atom)), None)
+        if literal is None:
+            return None  # a comparison never bound (the checks report it)
+        todo.remove(literal)
+        if isinstance(literal, ast.Atom):
+            for arg, name in zip(literal.args, program.relations[literal.name].types):
+                if isinstance(arg, ast.Var) and types.setdefault(arg.name, _ARROW[name]) != _ARROW[name]:
+                    return None  # a join of an int and a double column
+            steps.append(("atom", atoms))
+            atoms += 1
+            continue
+        text = format_literal(literal)
+        target = assignment_target(literal, set(types))
+        if target is not None:
+            source = literal.right if target is literal.left else literal.left
+            compiled = _expression(source, types)
+            if compiled is None:
+                return None
+            types[target.name] = compiled[1]
+            steps.append(("assign", target.name, compiled[0], text))
+            continue
+        left, right = _expression(literal.left, types), _expression(literal.right, types)
+        if left is None or right is None or not _comparable(literal, left[1], right[1]):
+            return None
+        steps.append(("filter", literal.op, left[0], right[0], text))
+    return tuple(steps)
+
+
+def _expression(expr, types: dict) -> tuple | None:
+    """(the expression as terms and ("+" | "-" | "*", left, right), its pa
+    type), or None: a value of another type in arithmetic, / or %."""
+    if isinstance(expr, (ast.Var, ast.Const)):
+        value = expr.value if isinstance(expr, ast.Const) else None
+        kind = types[expr.name] if isinstance(expr, ast.Var) else pa.scalar(value).type
+        return _term(expr), kind
+    if isinstance(expr, ast.Neg):  # 0 - x, as the reference computes it
+        expr = ast.BinOp("-", ast.Const(0), expr.operand)
+    if not isinstance(expr, ast.BinOp) or expr.op not in "+-*":
+        return None
+    left, right = _expression(expr.left, types), _expression(expr.right, types)
+    if left is None or right is None or not {left[1], right[1]} <= _NUMBERS:
+        return None
+    kind = pa.float64() if pa.float64() in (left[1], right[1]) else pa.int64()
+    return (expr.op, left[0], right[0]), kind
+
+
+def _comparable(cmp: ast.Comparison, left: pa.DataType, right: pa.DataType) -> bool:
+    """Whether pyarrow compares the two sides as the reference does: numbers
+    (an int with a double only when the int is a constant a double holds
+    exactly), or strings or bools for == and !=."""
+    if left == right:
+        return left in _NUMBERS or cmp.op in ("==", "!=")
+    exact = [side for side, kind in ((cmp.left, left), (cmp.right, right)) if kind == pa.int64()
+             and isinstance(side, ast.Const) and abs(side.value) <= 2 ** 53]
+    return {left, right} == _NUMBERS and bool(exact)
+
+
+def _pivot(rules: list, names: list, lattices: dict) -> dict:
     """Per stratum relation, the argument positions every rule keeps from each
     recursive body atom to its head (same relation: same positions); the
-    location (position 0) when the stratum has several relations."""
+    location (position 0) when the stratum has several relations. Never a
+    lattice relation's aggregated position: its groups stay in one bucket."""
     arity = {}
     for rule in rules:
         arity[rule.head] = len(rule.head_terms)
@@ -111,30 +215,32 @@ def _pivot(rules: list, names: list) -> dict:
                 keep &= {k for k in keep if terms[k] == rule.head_terms[k] and terms[k][0] == "v"}
             elif not (terms[0] == rule.head_terms[0] and terms[0][0] == "v"):
                 keep = set()
-    return {n: tuple(sorted(keep)) for n in names}
+    return {n: tuple(sorted(keep - {lattices[n].position} if n in lattices else keep)) for n in names}
 
 
 class ArrowFixpoint:
     """A recursive stratum's rules compiled for the Arrow loop."""
 
-    def __init__(self, rules: list, names: list, schemas: dict, pivot: dict):
+    def __init__(self, rules: list, names: list, schemas: dict, pivot: dict, lattices: dict):
         self.rules = rules
         self.names = list(names)
         self.schemas = schemas  # relation -> pa.Schema (c0..cn-1)
         self.pivot = pivot
+        self.lattices = lattices  # stratum relation -> parts.Lattice, for those that keep a min or max
         self.reads = sorted({name for r in rules for name, _ in r.body} | set(names))
 
     @classmethod
     def compile(cls, rules, names: list, program: Program) -> "ArrowFixpoint | None":
         """The stratum compiled, or None when some rule needs the general loop."""
-        simple = [_simple(r) for r in rules]
+        lattices = {n: program.lattices[n] for n in names if n in program.lattices}
+        simple = [_simple(r, program, lattices) for r in rules]
         if any(s is None for s in simple):
             return None
         schemas = {}
         for name in {n for r in simple for n, _ in r.body} | set(names):
             rel = program.relations[name]
             schemas[name] = pa.schema([(f"c{i}", _ARROW[t]) for i, t in enumerate(rel.types)])
-        return cls(simple, names, schemas, _pivot(simple, list(names)))
+        return cls(simple, names, schemas, _pivot(simple, list(names), lattices), lattices)
 
     @property
     def partitioned(self) -> bool:
@@ -143,11 +249,13 @@ class ArrowFixpoint:
     # ---------------------------------------------------------------- in a task
     def solve(self, tables: dict, bucket: int, buckets: int) -> dict:
         """The new facts of the stratum's relations (not in `tables`) whose
-        pivot falls in `bucket`, from `tables` ({relation: pa.Table c0..})."""
+        pivot falls in `bucket`, from `tables` ({relation: pa.Table c0..});
+        for a lattice relation, its whole best relation instead (the best row
+        of every group, those of `tables` included)."""
         def mine(name, table):
             return table if buckets == 1 else table.filter(_in_bucket(table, self.pivot[name], bucket, buckets))
 
-        total = {n: _distinct(mine(n, tables[n])) for n in self.names}
+        total = {n: self._reduce(n, mine(n, tables[n])) for n in self.names}
         base = {n: t for n, t in tables.items() if n not in self.names}
         full = {**base, **total}
         derived = {n: [] for n in self.names}
@@ -157,6 +265,7 @@ class ArrowFixpoint:
         found = {n: [delta[n]] for n in self.names}
         while any(delta[n].num_rows for n in self.names):
             total = {n: pa.concat_tables([total[n], delta[n]]) for n in self.names}
+            total.update({n: self._reduce(n, total[n]) for n in self.lattices})  # improved groups replaced
             full = {**base, **total}
             derived = {n: [] for n in self.names}
             for rule in self.rules:
@@ -166,47 +275,55 @@ class ArrowFixpoint:
             delta = self._new(derived, total)
             for n in self.names:
                 found[n].append(delta[n])
-        return {n: pa.concat_tables(found[n]).combine_chunks() for n in self.names}
+        return {n: (total[n] if n in self.lattices else pa.concat_tables(found[n])).combine_chunks()
+                for n in self.names}
+
+    def _reduce(self, name: str, table: pa.Table) -> pa.Table:
+        """The distinct rows of `table`; for a lattice relation the best row of each group."""
+        lattice = self.lattices.get(name)
+        if lattice is None or not table.num_rows:
+            return _distinct(table)
+        value = table.column_names[lattice.position]
+        keys = [c for c in table.column_names if c != value]
+        best = table.group_by(keys, use_threads=False).aggregate([(value, lattice.func)])
+        return pa.table([best[f"{value}_{lattice.func}" if c == value else c] for c in table.column_names],
+                        schema=self.schemas[name])
 
     def _new(self, derived: dict, total: dict) -> dict:
-        """Per relation, the distinct derived rows not in `total`."""
+        """Per relation, the distinct derived rows not in `total`; for a
+        lattice relation, the best derived row of each group that is new or
+        strictly better than its row in `total`."""
         out = {}
         for n in self.names:
             frames = [t for t in derived[n] if t.num_rows]
             if not frames:
                 out[n] = self.schemas[n].empty_table()
                 continue
-            candidates = _distinct(pa.concat_tables(frames))
-            # Acero hashes the right side: the candidates (small), not the total (growing)
-            out[n] = total[n].join(candidates, keys=candidates.column_names, join_type="right anti") \
-                if total[n].num_rows else candidates
+            candidates = self._reduce(n, pa.concat_tables(frames))
+            if not total[n].num_rows:
+                out[n] = candidates
+            elif n in self.lattices:
+                out[n] = _improving(candidates, total[n], self.lattices[n])
+            else:  # Acero hashes the right side: the candidates (small), not the total (growing)
+                out[n] = total[n].join(candidates, keys=candidates.column_names, join_type="right anti")
         return out
 
     def _evaluate(self, rule: _Rule, full: dict, occurrence, delta) -> pa.Table:
         """The rule's head rows, atom `occurrence` reading `delta`."""
-        result = None
-        for i, (name, terms) in enumerate(rule.body):
-            table = _bind(delta if i == occurrence else full[name], terms)
-            if result is None:
-                result = table
-                continue
-            shared = [c for c in table.column_names if c in result.column_names]
-            if not shared:
-                result = result.append_column("__x", pa.repeat(pa.scalar(0, pa.int8()), result.num_rows))
-                table = table.append_column("__x", pa.repeat(pa.scalar(0, pa.int8()), table.num_rows))
-                shared = ["__x"]
-            # Acero hashes the right side: the smaller one
-            result = result.join(table, keys=shared, join_type="inner") if table.num_rows <= result.num_rows \
-                else table.join(result, keys=shared, join_type="inner")
-            if "__x" in result.column_names:
-                result = result.drop_columns(["__x"])
+        result = None  # no step yet: one empty binding
+        for step in rule.steps:
+            if step[0] == "atom":
+                name, terms = rule.body[step[1]]
+                result = _join(result, _bind(delta if step[1] == occurrence else full[name], terms))
+            else:
+                result = _test(step, _UNIT if result is None else result)
             if not result.num_rows:
                 return self.schemas[rule.head].empty_table()
         schema = self.schemas[rule.head]
         columns = [result[t[1]] if t[0] == "v" else pa.repeat(pa.scalar(t[1]), result.num_rows)
                    for t in rule.head_terms]
-        return pa.table([c.cast(f.type) for c, f in zip(columns, schema)], schema=schema)
-
+        # safe=False: an int in a double column rounds as Python's float() does
+        return pa.table([pc.cast(c, f.type, safe=False) for c, f in zip(columns, schema)], schema=schema)
 
     # ---------------------------------------------------------------- the Spark side
     def frames(self, current: dict, buckets: int, partitions: int) -> tuple[dict, int]:
@@ -258,6 +375,11 @@ class ArrowFixpoint:
 
 _ARROW = {"int": pa.int64(), "long": pa.int64(), "double": pa.float64(), "string": pa.string(),
           "bool": pa.bool_()}
+_NUMBERS = {pa.int64(), pa.float64()}
+_ARITH = {"+": pc.add_checked, "-": pc.subtract_checked, "*": pc.multiply_checked}
+_COMPARE = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal, "==": pc.equal,
+            "!=": pc.not_equal}
+_UNIT = pa.table({"__unit": pa.array([0], pa.int8())})  # the one empty binding before any atom
 
 
 def _sql_struct(schema: pa.Schema) -> str:
@@ -285,8 +407,64 @@ def _bind(table: pa.Table, terms: tuple) -> pa.Table:
     return pa.table([table.column(i) for i in first.values()], names=list(first))
 
 
+def _join(result: pa.Table | None, table: pa.Table) -> pa.Table:
+    """`result` (None: no binding yet) joined with an atom's bound rows on
+    their shared variables (none: a cross product)."""
+    if result is None or result.column_names == _UNIT.column_names:
+        return table if result is None else _join(None, table)
+    shared = [c for c in table.column_names if c in result.column_names]
+    if not shared:
+        result = result.append_column("__x", pa.repeat(pa.scalar(0, pa.int8()), result.num_rows))
+        table = table.append_column("__x", pa.repeat(pa.scalar(0, pa.int8()), table.num_rows))
+        shared = ["__x"]
+    # Acero hashes the right side: the smaller one
+    result = result.join(table, keys=shared, join_type="inner") if table.num_rows <= result.num_rows \
+        else table.join(result, keys=shared, join_type="inner")
+    return result.drop_columns(["__x"]) if "__x" in result.column_names else result
+
+
+def _test(step: tuple, result: pa.Table) -> pa.Table:
+    """`result` filtered by a comparison step, or with an assigned column."""
+    try:
+        if step[0] == "assign":
+            _, name, expr, _ = step
+            return result.append_column(name, _broadcast(_value(expr, result), result.num_rows))
+        _, op, left, right, _ = step
+        return result.filter(_broadcast(_COMPARE[op](_value(left, result), _value(right, result)), result.num_rows))
+    except pa.ArrowInvalid as exc:  # the checked kernels' overflow
+        raise OverflowError(f"integer overflow in `{step[-1]}`: a result does not fit in 64 bits ({exc})") from None
+
+
+def _value(expr: tuple, table: pa.Table):
+    """An expression of `_expression` on `table`'s rows: a column or a scalar.
+    Integers are checked for overflow; with a double, both sides are doubles."""
+    if expr[0] == "v":
+        return table[expr[1]]
+    if expr[0] == "c":
+        return pa.scalar(expr[1])
+    left, right = _value(expr[1], table), _value(expr[2], table)
+    if pa.float64() in (left.type, right.type):
+        left, right = pc.cast(left, pa.float64(), safe=False), pc.cast(right, pa.float64(), safe=False)
+    return _ARITH[expr[0]](left, right)
+
+
+def _broadcast(value, rows: int):
+    return pa.repeat(value, rows) if isinstance(value, pa.Scalar) else value
+
+
 def _distinct(table: pa.Table) -> pa.Table:
     return table.group_by(table.column_names, use_threads=False).aggregate([]) if table.num_rows else table
+
+
+def _improving(candidates: pa.Table, total: pa.Table, lattice) -> pa.Table:
+    """The rows of `candidates` (one per group) whose group `total` lacks or
+    holds with a worse value."""
+    value = candidates.column_names[lattice.position]
+    keys = [c for c in candidates.column_names if c != value]
+    old = total.select(keys + [value]).rename_columns(keys + ["__old"])
+    joined = old.join(candidates, keys=keys, join_type="right outer")  # Acero hashes the candidates
+    better = (pc.less if lattice.func == "min" else pc.greater)(joined[value], joined["__old"])
+    return joined.filter(pc.fill_null(better, True)).select(candidates.column_names)
 
 
 def _in_bucket(table: pa.Table, columns: tuple, bucket: int, buckets: int):
