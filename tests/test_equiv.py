@@ -8,9 +8,9 @@ from pathlib import Path
 
 from frontend_helpers import exit_code
 from sparkdedalus import Program
+from sparkdedalus.equivalence import compare, home_of
 from sparkdedalus.network import Network
 from sparkdedalus.shell.cli import main
-from sparkdedalus.shell.equiv import compare, home_of
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NONCONFLUENT = (EXAMPLES / "nonconfluent.ded").read_text()
