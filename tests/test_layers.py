@@ -1,10 +1,12 @@
 """The layers point down: syntax -> checks/program -> analysis -> rewrite ->
-reference | (pack format and Spark plumbing -> store -> Spark engine) -> diagram
--> shell. The store commits and rebuilds the engine's packs through the pack
-format (pack/), below both; sessions and job names (plumbing/) are not the
-engine. Every import of the project's own modules, at module level or inside a
-function, goes to the same layer or a lower one; the Spark side never imports
-the reference evaluator (its oracle), nor the reference the Spark side; and
+(reference -> equivalence) | (pack format and Spark plumbing -> store -> Spark
+engine) -> diagram -> shell. Equivalence compares runs of the reference
+evaluator, so it sits on the reference side, above it. The store commits and
+rebuilds the engine's packs through the pack format (pack/), below both;
+sessions and job names (plumbing/) are not the engine. Every import of the
+project's own modules, at module level or inside a function, goes to the same
+layer or a lower one; the Spark side never imports the reference side (the
+evaluator is its oracle), nor the reference side the Spark side; and
 every package imports cleanly on its own, in a fresh interpreter. Where modules
 share a layer, tests/test_import_cycles.py finds no import cycle among them."""
 
@@ -28,16 +30,18 @@ LAYERS = [
     ("sparkdedalus.analysis", 2),
     ("sparkdedalus.rewrite", 3), ("sparkdedalus.faults", 3),
     ("sparkdedalus.reference", 4), ("sparkdedalus.pack", 4), ("sparkdedalus.plumbing", 4),
-    ("sparkdedalus.store", 5), ("sparkdedalus.spark", 6),
+    ("sparkdedalus.store", 5), ("sparkdedalus.equivalence", 5), ("sparkdedalus.spark", 6),
     ("sparkdedalus.diagram", 7),
     ("sparkdedalus.shell", 8), ("sparkdedalus.testing", 8), ("sparkdedalus", 8),
 ]
 #: the Spark side of the layers, which never meets the reference evaluator
 SPARK_SIDE = ("sparkdedalus.pack", "sparkdedalus.plumbing", "sparkdedalus.store", "sparkdedalus.spark")
+#: the reference side: the evaluator and what compares its runs
+REFERENCE_SIDE = ("sparkdedalus.reference", "sparkdedalus.equivalence")
 #: pairs (importer prefix, imported prefix) that are never allowed, whatever the layers
-FORBIDDEN = [(side, "sparkdedalus.reference") for side in SPARK_SIDE] \
-    + [("sparkdedalus.reference", side) for side in SPARK_SIDE] \
-    + [("sparkdedalus.diagram", "sparkdedalus.reference")]
+FORBIDDEN = [(side, reference) for side in SPARK_SIDE for reference in REFERENCE_SIDE] \
+    + [(reference, side) for side in SPARK_SIDE for reference in REFERENCE_SIDE] \
+    + [("sparkdedalus.diagram", reference) for reference in REFERENCE_SIDE]
 
 
 def _matches(module: str, prefix: str) -> bool:
@@ -106,8 +110,8 @@ def test_the_checker_catches_an_upward_import(tmp_path):
 
 
 PACKAGES = ["udfs", "sparkdedalus.syntax", "sparkdedalus.checks", "sparkdedalus.program", "sparkdedalus.network",
-            "sparkdedalus.inputs", "sparkdedalus.analysis", "sparkdedalus.reference", "sparkdedalus.pack",
-            "sparkdedalus.plumbing", "sparkdedalus.spark",
+            "sparkdedalus.inputs", "sparkdedalus.analysis", "sparkdedalus.reference", "sparkdedalus.equivalence",
+            "sparkdedalus.pack", "sparkdedalus.plumbing", "sparkdedalus.spark",
             "sparkdedalus.spark.engine", "sparkdedalus.store", "sparkdedalus.store.read", "sparkdedalus.store.store",
             "sparkdedalus.diagram", "sparkdedalus.shell.cli", "sparkdedalus.shell.jobs", "sparkdedalus.testing"]
 

@@ -12,12 +12,12 @@ import pytest
 from rewrite_helpers import EXAMPLES, PAIRS, RANDOM, decouple_and_compare
 
 from sparkdedalus import Program
+from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite import asymmetric
 from sparkdedalus.rewrite.decouple import RewriteError, decouple, select
 from sparkdedalus.shell.cli import main
-from sparkdedalus.shell.equiv import compare
 
 # What the observers see: 2PC's inquiry answers and the running example's ack
 # counts depend on message timing in the original too.

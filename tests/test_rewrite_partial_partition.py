@@ -16,13 +16,13 @@ import pytest
 
 from sparkdedalus import Program
 from sparkdedalus.analysis.partitioning import distribution_policy
+from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.decouple import RewriteError
 from sparkdedalus.rewrite.partial_partition import partial_partition
 from sparkdedalus.rewrite.text import program_text, source_rules
 from sparkdedalus.shell.cli import main
-from sparkdedalus.shell.equiv import compare
 
 RANDOM = Network.parse("delay=uniform(1,4)")
 FIXED = Network.parse("delay=fixed")  # every message arrives one tick after it is sent

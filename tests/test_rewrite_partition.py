@@ -12,12 +12,12 @@ import pytest
 from frontend_helpers import exit_code
 
 from sparkdedalus import Program
+from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.partition import partition
 from sparkdedalus.rewrite.text import program_text, source_rules
 from sparkdedalus.shell.cli import main
-from sparkdedalus.shell.equiv import compare
 from udfs.registry import FUNCTIONS
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

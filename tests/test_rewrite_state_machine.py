@@ -10,12 +10,12 @@ import pytest
 from rewrite_helpers import EXAMPLES, PAIRS, RANDOM, decouple_and_compare
 
 from sparkdedalus import Program
+from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite import DECOUPLINGS, applicable, state_machine
 from sparkdedalus.rewrite.decouple import RewriteError, decouple, select
 from sparkdedalus.shell.cli import main
-from sparkdedalus.shell.equiv import compare
 
 # What 2PC's observers see: the acks' partial counts (nacks) and the answer to an
 # inquiry depend on message timing in the original too.

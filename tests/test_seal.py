@@ -9,12 +9,12 @@ import pytest
 from frontend_helpers import errors
 from sparkdedalus import Program
 from sparkdedalus.analysis.explain import explain, report
+from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network, Uniform
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.partial_partition import partial_partition
 from sparkdedalus.rewrite.text import program_text, source_rules
 from sparkdedalus.shell.cli import main
-from sparkdedalus.shell.equiv import compare
 from sparkdedalus.syntax.parser import parse_text
 from sparkdedalus.syntax.printer import format_rule, format_unit
 

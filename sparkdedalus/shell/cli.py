@@ -7,7 +7,7 @@
     sparkdedalus show STORE [REL] [--at K] [--format table|json|csv]
     sparkdedalus diagram STORE --out FILE [--format html|svg] [--relation REL] [--from K] [--to K]
     sparkdedalus rewrite FILE... --decouple COMPONENT:RULES[:NEWNAME] [--out FILE] [--force]
-    sparkdedalus equiv A.ded B.ded --ticks N [--seeds K] [--network SPEC] [--format text|json]
+    sparkdedalus equiv A.ded B.ded --ticks N [--mode strict|refinement] [--seeds K] [--observe R1,R2] [--network SPEC]
     sparkdedalus faults FILE... --nodes A,B --eot N --eff N [--crashes N] [--sample N] [--engine E] [--store PATH]
     sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S] [--format text|json]
 
