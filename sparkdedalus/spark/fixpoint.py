@@ -17,7 +17,10 @@ each recursive body atom (the pivot; e.g. `path(L, X, Z) :- edge(L, X, Y),
 path(L, Y, Z)` keeps L and Z, and location-local rules always keep the
 location), the facts are split into `buckets` by a hash of the pivot: each
 task computes the facts of its bucket from all the base facts, and the
-buckets' results are disjoint. Otherwise one task computes the stratum.
+buckets' results are disjoint. Otherwise one task computes the stratum. When
+every atom of every rule is at its head's location (`located`), a fact is sent
+only to the bucket of its location, not to every bucket: a program at one
+location moves its facts once, to one task.
 
 A lattice relation (min or max over its own recursion, checks/lattices.py)
 keeps the best row of each group: each iteration's candidates are reduced
@@ -246,6 +249,14 @@ class ArrowFixpoint:
     def partitioned(self) -> bool:
         return all(self.pivot[n] for n in self.names)
 
+    @property
+    def located(self) -> bool:
+        """Whether every atom of every rule is at its head's location (one
+        variable): then the facts of a location derive only from facts of that
+        location, and a task needs only the facts of its own locations."""
+        return all(rule.head_terms[0][0] == "v" and all(terms[0] == rule.head_terms[0] for _, terms in rule.body)
+                   for rule in self.rules)
+
     # ---------------------------------------------------------------- in a task
     def solve(self, tables: dict, bucket: int, buckets: int) -> dict:
         """The new facts of the stratum's relations (not in `tables`) whose
@@ -331,15 +342,19 @@ class ArrowFixpoint:
         checkpoint) and their number, from the frames the rules read
         (`current`): one job, the buckets spread over `partitions` tasks."""
         slots = {n: f"s{i}" for i, n in enumerate(self.reads)}
+        # located: a fact goes to the bucket of its location only; else every
+        # bucket gets every fact and keeps the facts of its pivot (`solve`)
+        route = [f"CAST(pmod(hash(`c0`), {buckets}) AS INT) AS __b"] if self.located else []
         parts = []
         for name in self.reads:
             exprs = [f"'{name}' AS __rel"] + [
                 (f"struct({', '.join(f'`{c}`' for c in self.schemas[o].names)}) AS {slots[o]}" if o == name
                  else f"CAST(NULL AS {_sql_struct(self.schemas[o])}) AS {slots[o]}") for o in self.reads]
-            parts.append(current[name].selectExpr(*exprs))
+            parts.append(current[name].selectExpr(*exprs, *route))
         packed = reduce(lambda a, b: a.unionAll(b), parts)
         spark = packed.sparkSession
-        packed = packed.crossJoin(spark.range(0, buckets, 1, 1).selectExpr("CAST(id AS INT) AS __b"))
+        if not self.located:
+            packed = packed.crossJoin(spark.range(0, buckets, 1, 1).selectExpr("CAST(id AS INT) AS __b"))
         if buckets > 1 and partitions > 1:
             # a tick in one partition would otherwise solve every bucket in one task
             packed = packed.repartition(min(buckets, partitions), "__b")
@@ -354,7 +369,7 @@ class ArrowFixpoint:
                 rows = table.filter(pc.equal(table.column("__rel"), name)).column(slots[name])
                 tables[name] = pa.Table.from_struct_array(rows.combine_chunks() if rows.num_chunks else
                                                           pa.array([], rows.type)).cast(self.schemas[name])
-            found = self.solve(tables, bucket, buckets)
+            found = self.solve(tables, 0, 1) if self.located else self.solve(tables, bucket, buckets)
             pieces = []
             for name in self.names:
                 rows = found[name]
