@@ -92,7 +92,7 @@ class Lineage:
                 _, relation, pattern, tick = key
                 rows = [row for row in trace.at(tick)[relation] if _matches(pattern, row)]
                 facts = [(relation, row, tick) for row in rows + [row for row, _ in blocked(trace, *key[1:])]]
-                self.matching.setdefault(key[1:], {}).update(dict.fromkeys(facts))
+                self.add_absent(key[1:], facts)
                 todo += facts
                 continue
             derivations = list(trace.provenance.derivations(*key)) + [d for _, d in blocked(trace, *key)]
@@ -105,6 +105,11 @@ class Lineage:
         known = self.supports.setdefault(key, {})
         for support in supports:
             known[support] = None
+
+    def add_absent(self, atom: tuple, facts) -> None:
+        """Add facts (relation, row, tick) that match, or could match, the negated
+        atom `atom` (relation, pattern, tick)."""
+        self.matching.setdefault(atom, {}).update(dict.fromkeys(facts))
 
     def support(self, key: tuple, derivation) -> Support:
         """A provenance derivation of the fact `key` as a `Support` (see `add_run`)."""
