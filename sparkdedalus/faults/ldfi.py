@@ -9,10 +9,11 @@ at or before the send tick; a rule's `notin crash(...)` breaks when a matching
 crash happens; any other `notin` breaks when a fact it matches comes to hold.
 Facts absent from a run can hold under failures: the lineage also holds the rule
 instances that only a negated atom blocked (`reference.why.blocked`), which
-apply once the blocking facts lose their derivations. A failure set is a candidate when, for some target (a `pre` fact at EOT seen in a
-run), the `post` fact with the same row loses every derivation while the `pre`
-fact keeps one. The solver (python-sat, docs/faults.md) finds the candidates
-that are minimal: no smaller failure set of the space is one too.
+apply once the blocking facts lose their derivations. A failure set is a
+candidate when, for some target (a `pre` fact at EOT seen in a run), the `post`
+fact with the same row loses every derivation while the `pre` fact keeps one.
+The solver (python-sat, docs/faults.md) finds the candidates that are minimal
+among the failure sets not run yet: no smaller one of them is one too.
 
 >>> from sparkdedalus.faults.space import Scenario, Space
 >>> space = Space(nodes=("a", "b"), eot=3, eff=2, crashes=1)
@@ -49,7 +50,8 @@ class Support:
     """One derivation of a fact as LDFI sees it: the facts it joined (`body`:
     (relation, row, tick) keys), the failures any one of which breaks it, and
     the failures it needs (a `crash` fact of the failure model needs its crash),
-    and the negated atoms no holding fact may match (`unless`). A failure is ("omit", sender, receiver, tick) or ("crash", node, tick)."""
+    and the negated atoms no holding fact may match (`unless`). A failure is
+    ("omit", sender, receiver, tick) or ("crash", node, tick)."""
 
     body: tuple
     broken_by: frozenset

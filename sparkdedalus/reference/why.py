@@ -306,7 +306,8 @@ def blocked(trace, relation: str, pattern: tuple, tick: int) -> list:
             if failed or not any(_matches_some(trace, atom, binding, at) for atom in rule.negated_atoms):
                 continue
             try:
-                row = convert_row(tuple(evaluate(arg, binding) for arg in rule.head.args), program.relations[relation].types)
+                row = convert_row(tuple(evaluate(arg, binding) for arg in rule.head.args),
+                                  program.relations[relation].types)
             except (KeyError, NoValue, EvaluationError):
                 continue
             if any(v is not None and v != r for v, r in zip(pattern, row)):
