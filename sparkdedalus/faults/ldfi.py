@@ -2,14 +2,18 @@
 so far, the formula of the failure sets that break it, and its minimal models.
 
 The lineage is a graph of facts `(relation, row, tick)`, each with the ways it
-was derived in some run (`Support`): the facts its rule joined, and the failures
-of the space any one of which breaks it. A message breaks when its channel
-(sender, receiver, send tick) is omitted or its sender crashed at or before the
-send tick; a rule's `notin crash(...)` breaks when a matching crash happens. A
-failure set is a candidate when, for some target (a `pre` fact at EOT seen in a
-run), the `post` fact with the same row loses every derivation while the `pre`
-fact keeps one. The solver (python-sat, docs/faults.md) finds the candidates
-that are minimal: no smaller failure set of the space is one too.
+was derived in some run (`Support`): the facts its rule joined, the failures of
+the space any one of which breaks it, and its negated atoms. A message breaks
+when its channel (sender, receiver, send tick) is omitted or its sender crashed
+at or before the send tick; a rule's `notin crash(...)` breaks when a matching
+crash happens; any other `notin` breaks when a fact it matches comes to hold.
+Facts absent from a run can hold under failures: the lineage also holds the rule
+instances that only a negated atom blocked (`reference.why.blocked`), which
+apply once the blocking facts lose their derivations. A failure set is a
+candidate when, for some target (a `pre` fact at EOT seen in a run), the `post`
+fact with the same row loses every derivation while the `pre` fact keeps one.
+The solver (python-sat, docs/faults.md) finds the candidates that are minimal
+among the failure sets not run yet: no smaller one of them is one too.
 
 >>> from sparkdedalus.faults.space import Scenario, Space
 >>> space = Space(nodes=("a", "b"), eot=3, eff=2, crashes=1)
@@ -34,6 +38,7 @@ from pysat.solvers import Solver
 from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.faults.verdict import POST, PRE
 from sparkdedalus.program import CRASH
+from sparkdedalus.reference.why import blocked
 from udfs.registry import spark_string
 
 #: the SAT solver python-sat runs (CaDiCaL 1.9.5)
@@ -44,12 +49,14 @@ SOLVER = "cadical195"
 class Support:
     """One derivation of a fact as LDFI sees it: the facts it joined (`body`:
     (relation, row, tick) keys), the failures any one of which breaks it, and
-    the failures it needs (a `crash` fact of the failure model needs its crash).
-    A failure is ("omit", sender, receiver, tick) or ("crash", node, tick)."""
+    the failures it needs (a `crash` fact of the failure model needs its crash),
+    and the negated atoms no holding fact may match (`unless`). A failure is
+    ("omit", sender, receiver, tick) or ("crash", node, tick)."""
 
     body: tuple
     broken_by: frozenset
     needs: frozenset = frozenset()
+    unless: tuple = ()  # negated atoms other than crash's: (relation, pattern, tick), None for any value
 
 
 class Lineage:
@@ -62,27 +69,38 @@ class Lineage:
         self.space = space
         self.locations = frozenset(spark_string(loc) for loc in locations) | frozenset(space.nodes)
         self.supports: dict = {}  # (relation, row, tick) -> {Support: None}, in the order seen
+        self.matching: dict = {}  # a negated atom (relation, pattern, tick) -> {fact key it matches: None}
         self.targets: set = set()  # rows of pre facts at EOT
         self.failures = _failures(space)  # those of the space, each a variable of the formula
 
-    def add_run(self, provenance, pre_rows) -> None:
-        """Add a run that holds every `pre` row's `post` fact at EOT: the targets,
-        and the derivations of those facts and of everything below them.
-        `provenance.derivations(relation, row, tick)` gives the run's derivations
-        (`reference.provenance.Provenance`: records with `kind`, `body` of facts
-        with `relation`, `row`, `tick`, `absent` and `message`)."""
+    def add_run(self, trace, pre_rows) -> None:
+        """Add a run (a reference trace with provenance) that holds every `pre`
+        row's `post` fact at EOT: the targets, and, for the `pre` and `post` facts
+        at EOT, every fact the lineage knew and every fact they rest on, their
+        derivations in the run and the rule instances only a negated atom blocked
+        (`reference.why.blocked`); for each negated atom, the facts that match it
+        in the run or could (the heads of such blocked instances)."""
         eot = self.space.eot
-        todo = [(name, row, eot) for row in pre_rows for name in (PRE, POST)]
         self.targets |= set(pre_rows)
+        todo = [(name, row, eot) for row in pre_rows for name in (PRE, POST)] + list(self.supports) \
+            + [("notin",) + atom for atom in self.matching]
         seen = set()
         while todo:
             key = todo.pop()
             if key in seen:
                 continue
             seen.add(key)
-            supports = [self.support(key, d) for d in provenance.derivations(*key)]
+            if key[0] == "notin":
+                _, relation, pattern, tick = key
+                rows = [row for row in trace.at(tick)[relation] if _matches(pattern, row)]
+                facts = [(relation, row, tick) for row in rows + [row for row, _ in blocked(trace, *key[1:])]]
+                self.add_absent(key[1:], facts)
+                todo += facts
+                continue
+            derivations = list(trace.provenance.derivations(*key)) + [d for _, d in blocked(trace, *key)]
+            supports = [self.support(key, d) for d in derivations]
             self.add_fact(key, supports)
-            todo += [b for s in supports for b in s.body]
+            todo += [b for s in supports for b in s.body] + [("notin",) + atom for s in supports for atom in s.unless]
 
     def add_fact(self, key: tuple, supports) -> None:
         """Add the derivations of the fact `key` (relation, row, tick)."""
@@ -90,10 +108,15 @@ class Lineage:
         for support in supports:
             known[support] = None
 
+    def add_absent(self, atom: tuple, facts) -> None:
+        """Add facts (relation, row, tick) that match, or could match, the negated
+        atom `atom` (relation, pattern, tick)."""
+        self.matching.setdefault(atom, {}).update(dict.fromkeys(facts))
+
     def support(self, key: tuple, derivation) -> Support:
         """A provenance derivation of the fact `key` as a `Support` (see `add_run`)."""
         body = tuple((f.relation, f.row, f.tick) for f in derivation.body)
-        broken = set()
+        broken, unless = set(), []
         if derivation.kind == "crash":  # the fact crash(L, N, T) holds when N crashes at T
             _, (_, node, tick), _ = key
             return Support(body, frozenset(), frozenset({("crash", spark_string(node), tick)}))
@@ -106,7 +129,9 @@ class Lineage:
         for absent in derivation.absent:
             if absent.relation == CRASH:
                 broken |= self._crash_matches(absent.pattern)
-        return Support(body, frozenset(broken))
+            else:
+                unless.append((absent.relation, absent.pattern, absent.tick))
+        return Support(body, frozenset(broken), unless=tuple(unless))
 
     def _crash_matches(self, pattern: tuple) -> set:
         """The crashes of the space that give a `crash(L, N, T)` fact matching
@@ -117,11 +142,11 @@ class Lineage:
         return {f for f in self.failures if f[0] == "crash" and (node is None or spark_string(node) == f[1])
                 and (tick is None or tick == f[2])}
 
-    def candidates(self) -> list:
-        """The minimal failure sets (as `Scenario`s, fewest failures first) that
-        break every known derivation of some target's `post` fact and keep one of
-        its `pre` fact's."""
-        return Formula(self).minimal()
+    def candidates(self, tried=()) -> list:
+        """The minimal failure sets (as `Scenario`s, fewest failures first), other
+        than the `tried` scenarios, that break every known derivation of some
+        target's `post` fact and keep one of its `pre` fact's."""
+        return Formula(self, tried).minimal()
 
     def breaks(self, scenario: Scenario) -> bool:
         """Whether `scenario` is a model of the formula: it breaks every known
@@ -136,6 +161,10 @@ def _failures(space: Space) -> tuple:
     return tuple(("omit",) + c for c in space.channels()) + tuple(crashes)
 
 
+def _matches(pattern: tuple, row: tuple) -> bool:
+    return all(p is None or p == v for p, v in zip(pattern, row))
+
+
 def _scenario_failures(scenario: Scenario) -> set:
     return {("omit",) + o for o in scenario.omissions} | {("crash",) + c for c in scenario.crashes}
 
@@ -144,18 +173,19 @@ class Formula:
     """The lineage as clauses over one variable per failure, per fact ("it
     holds") and per derivation ("it applies"):
 
-    - a derivation whose body holds and that no failure breaks makes its fact
-      hold (Horn clauses: the facts that hold include the least fixpoint, so a
-      `post` fact required not to hold has every derivation broken, recursion
-      included);
-    - a fact holds only through one of its derivations, which then is unbroken
-      and has its body (the completion: a `pre` fact required to hold keeps a
-      derivation; on a cycle it may be assumed, which only adds candidates);
+    - a derivation whose body holds, that no failure breaks and whose negated
+      atoms no holding fact matches makes its fact hold (a `post` fact required
+      not to hold has every derivation broken, recursion included);
+    - a fact holds only through one of its derivations, which then is unbroken,
+      has its body and no fact matching a negated atom (the completion: a `pre`
+      fact required to hold keeps a derivation; on a cycle it may be assumed,
+      which only adds candidates);
     - some target's `pre` fact holds and its `post` fact does not;
-    - the space: at most one crash tick per node, at most `crashes` nodes.
+    - the space: at most one crash tick per node, at most `crashes` nodes; and
+      none of the `tried` scenarios' failure sets.
     """
 
-    def __init__(self, lineage: Lineage):
+    def __init__(self, lineage: Lineage, tried=()):
         self.failures = lineage.failures
         self.var = {f: i for i, f in enumerate(self.failures, 1)}
         self.top = len(self.failures)  # the last variable used
@@ -173,10 +203,11 @@ class Formula:
                 body = [holds(b) for b in support.body]
                 broken = [self.var[f] for f in support.broken_by]
                 needs = [self.var[f] for f in support.needs]
-                self.clauses.append([-b for b in body] + broken + [-n for n in needs] + [holds(key)])
+                unless = [holds(f) for atom in support.unless for f in lineage.matching.get(atom, ())]
+                self.clauses.append([-b for b in body] + broken + [-n for n in needs] + unless + [holds(key)])
                 applies.append(self._new())
                 self.clauses += [[-applies[-1], b] for b in body] + [[-applies[-1], -f] for f in broken] \
-                    + [[-applies[-1], n] for n in needs]
+                    + [[-applies[-1], n] for n in needs] + [[-applies[-1], -u] for u in unless]
             self.clauses.append([-holds(key)] + applies)
         chosen = []
         for row in sorted(lineage.targets, key=repr):
@@ -187,6 +218,9 @@ class Formula:
         for key in set(fact_var) - set(lineage.supports):  # a fact with no derivation seen does not hold
             self.clauses.append([-fact_var[key]])
         self._space(lineage.space)
+        for scenario in tried:
+            failures = _scenario_failures(scenario)
+            self.clauses.append([-self.var[f] if f in failures else self.var[f] for f in self.failures])
 
     def _new(self) -> int:
         self.top += 1

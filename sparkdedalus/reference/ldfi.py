@@ -51,12 +51,12 @@ def search(program, space: Space, inputs_dir: str | None = None, progress=None) 
             progress(len(tried), int(bool(lost)))
         if lost:
             return Counterexample(scenario, lost)
-        lineage.add_run(trace.provenance, pre)
+        lineage.add_run(trace, pre)
         return None
 
     found = execute(Scenario())
     while found is None:
-        batch = [s for s in lineage.candidates() if s not in tried]
+        batch = lineage.candidates(tried)
         if not batch:
             break
         for scenario in batch:

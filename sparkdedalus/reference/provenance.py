@@ -136,7 +136,7 @@ class Recorder:
 
     def _derivations(self, rule, bindings: list, tick: int, kind: str):
         """One derivation per binding; for an aggregate one for the whole group."""
-        found = [(_body(self.program, rule, b, tick), _absent(rule, b, tick)) for b in bindings]
+        found = [(_body(self.program, rule, b, tick), absent_atoms(rule, b, tick)) for b in bindings]
         if rule.is_aggregate:
             found = [(tuple(dict.fromkeys(f for body, _ in found for f in body)),
                       tuple(dict.fromkeys(a for _, absent in found for a in absent)))]
@@ -159,7 +159,8 @@ def _body(program, rule, binding: dict, tick: int) -> tuple:
                  for atom in rule.positive_atoms)
 
 
-def _absent(rule, binding: dict, tick: int) -> tuple:
+def absent_atoms(rule, binding: dict, tick: int) -> tuple:
+    """The rule's negated atoms under `binding`, as `Absent`s read at `tick`."""
     return tuple(Absent(atom.name, tuple(_value(arg, binding) for arg in atom.args), read_tick(atom, tick))
                  for atom in rule.negated_atoms)
 

@@ -6,7 +6,9 @@ each body fact, down to the program's facts, inputs, crashes and messages. A
 derivation that uses the fact it derives (or a fact that fact is used for, at the
 same tick) is not a derivation: recursion at one tick gives finite trees. For a
 fact that does not hold, it gives a `WhyNot`: the rule that came closest (the
-most body atoms matched) and the atoms that were missing.
+most body atoms matched) and the atoms that were missing. `blocked(trace, ...)`
+gives the rule instances that came closest of all: every body atom matched, only
+a negated atom's fact stood in the way.
 
 >>> from sparkdedalus import Program
 >>> from sparkdedalus.reference import run
@@ -38,7 +40,8 @@ from dataclasses import dataclass
 
 from sparkdedalus.checks.normalize import is_wildcard, unwild_literal
 from sparkdedalus.reference.evaluator import bind_tick, match
-from sparkdedalus.reference.provenance import Absent, FactAt, read_tick
+from sparkdedalus.network import Message
+from sparkdedalus.reference.provenance import Absent, Derivation, FactAt, absent_atoms, read_tick
 from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_atom, format_literal, format_rule
@@ -276,6 +279,60 @@ def _best_match(trace, rule, head: dict, tick: int) -> Closest:
                     if _matches_some(trace, atom, binding, tick))
     return Closest(rule.index, f"{rule.pos.file}:{rule.pos.line}", rule_text(rule), tick,
                    tuple(f for _, f in matched), missing, present, failed)
+
+
+def blocked(trace, relation: str, pattern: tuple, tick: int) -> list:
+    """The rule instances that would derive a fact of `relation` matching `pattern`
+    (None: any value) at `tick` but for their negated atoms: every body atom matched
+    a fact of `trace`, every comparison held, and some negated atom matched a fact.
+    Each is (row, Derivation) as `reference.provenance` records one (an `@async`
+    rule's `Message` arrives at the next tick). Aggregates are left out.
+
+    >>> from sparkdedalus import Program
+    >>> from sparkdedalus.reference import run
+    >>> trace = run(Program.parse('q("a")@1; r("a")@1; p(L)@next :- q(L), notin r(L);'), ticks=2)
+    >>> [(row, d.kind, d.body, d.absent) for row, d in blocked(trace, "p", (None,), 2)]
+    [(('a',), 'next', (FactAt(relation='q', row=('a',), tick=1),), (Absent(relation='r', pattern=('a',), tick=1),))]
+    """
+    program, found = trace.program, []
+    for rule in program.defining_rules(relation):
+        known = [(arg, value) for arg, value in zip(rule.head.args, pattern) if value is not None]
+        head = match_head(ast.Atom(relation, tuple(a for a, _ in known)), tuple(v for _, v in known))
+        at = tick if rule.delivery == "now" else tick - 1
+        if not rule.negated_atoms or rule.is_aggregate or head is None or at < 1:
+            continue
+        for binding, matched in _joins(trace, rule, head, at, 0, ()):
+            binding, failed = _conditions(rule, binding)
+            if failed or not any(_matches_some(trace, atom, binding, at) for atom in rule.negated_atoms):
+                continue
+            try:
+                row = convert_row(tuple(evaluate(arg, binding) for arg in rule.head.args),
+                                  program.relations[relation].types)
+            except (KeyError, NoValue, EvaluationError):
+                continue
+            if any(v is not None and v != r for v, r in zip(pattern, row)):
+                continue
+            kind = {"now": "rule", "next": "next", "async": "message"}[rule.delivery]
+            message = Message(relation, row, evaluate(rule.positive_atoms[0].args[0], binding), at, at + 1) \
+                if kind == "message" else None
+            found.append((row, Derivation(kind, f"{rule.pos.file}:{rule.pos.line}", rule.index, matched,
+                                          absent_atoms(rule, binding, at), message)))
+    return found
+
+
+def _joins(trace, rule, binding: dict, tick: int, i: int, matched: tuple):
+    """Every binding that matches the rule's body atoms from the i-th on, with the facts."""
+    atoms = rule.positive_atoms
+    if i == len(atoms):
+        yield binding, matched
+        return
+    atom, at = atoms[i], read_tick(atoms[i], tick)
+    timed = bind_tick(atom, binding, tick)
+    if timed is not None and 1 <= at <= tick:
+        for row in sorted(trace.at(at)[atom.name], key=repr):
+            extended = match(atom.args, row, timed)
+            if extended is not None:
+                yield from _joins(trace, rule, extended, tick, i + 1, matched + (FactAt(atom.name, row, at),))
 
 
 def _conditions(rule, binding: dict) -> tuple:
