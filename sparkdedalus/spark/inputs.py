@@ -14,8 +14,9 @@ raw strings; JSON (an array or JSON Lines) values of the column's JSON type;
 Parquet and Delta values of a matching type.
 
 The file is read and checked by Spark (executors parse; JSON types are checked
-with Spark's VARIANT type); the frame is materialised with `localCheckpoint`, so
-a run reads it once. A malformed row raises a one-line `InputError` naming the
+with Spark's VARIANT type); the frame is materialised with a lazy
+`localCheckpoint` by the job that looks for a bad row, so a run reads it once,
+in one job. A malformed row raises a one-line `InputError` naming the
 file, the row and the column before anything is written: the first bad row is
 found with Spark, and its message is produced by `sparkdedalus.inputs`' checks
 on that one row, so both engines report the same text. Row numbers count data rows
@@ -148,7 +149,7 @@ class _CsvInput(_Input):
             row_bad = row_bad | b
         checked = raw.select(_ROW, "__bad", *fields, row_bad.alias("__row_bad"),
                              *[v.alias(f"c{i}") for i, v in enumerate(values)],
-                             tick.cast("bigint").alias(TICK)).localCheckpoint(eager=True)
+                             tick.cast("bigint").alias(TICK)).localCheckpoint(eager=False)
         found = checked.agg(F.min(F.when(F.col("__bad").isNotNull(), F.col(_ROW))).alias("count_bad"),
                             F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("value_bad")).first()
         if found["count_bad"] is not None:
@@ -245,7 +246,7 @@ class _JsonInput(_Input):
                                  v.isNull().alias("__invalid"), (v.isNotNull() & ~is_object).alias("__scalar"),
                                  (v.isNotNull() & is_object & bad).alias("__row_bad"),
                                  *[x.alias(f"c{i}") for i, x in enumerate(values)],
-                                 tick.alias(TICK)).localCheckpoint(eager=True)
+                                 tick.alias(TICK)).localCheckpoint(eager=False)
         found = checked.agg(*[F.min(F.when(F.col(c), F.col(_ROW))).alias(c)
                               for c in ("__invalid", "__scalar", "__row_bad")]).first()
         if found["__invalid"] is not None:
@@ -316,7 +317,7 @@ class _ArrowInput(_Input):
                 bad = bad | F.col(TICK).isNotNull()
         checked = raw.select(_ROW, *[F.col(f"`{n}`") for n in types], bad.alias("__row_bad"),
                              *[x.alias(f"__c{i}") for i, x in enumerate(values)],
-                             tick.alias("__tick")).localCheckpoint(eager=True)
+                             tick.alias("__tick")).localCheckpoint(eager=False)
         found = checked.agg(F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("bad")).first()
         if found["bad"] is not None:
             row = checked.where(F.col(_ROW) == found["bad"]).first()
