@@ -352,24 +352,19 @@ class ArrowFixpoint:
                  else f"CAST(NULL AS {_sql_struct(self.schemas[o])}) AS {slots[o]}") for o in self.reads]
             parts.append(current[name].selectExpr(*exprs, *route))
         packed = reduce(lambda a, b: a.unionAll(b), parts)
-        spark = packed.sparkSession
-        if not self.located:
-            packed = packed.crossJoin(spark.range(0, buckets, 1, 1).selectExpr("CAST(id AS INT) AS __b"))
-        if buckets > 1 and partitions > 1:
-            # a tick in one partition would otherwise solve every bucket in one task
-            packed = packed.repartition(min(buckets, partitions), "__b")
         out_slots = {n: f"s{i}" for i, n in enumerate(self.names)}
         out_schema = "__rel string, " + ", ".join(f"{out_slots[n]} {_sql_struct(self.schemas[n])}"
                                                   for n in self.names)
 
-        def task(table: pa.Table) -> pa.Table:
-            bucket = table.column("__b")[0].as_py()
+        def unpacked(table: pa.Table) -> dict:
             tables = {}
             for name in self.reads:
                 rows = table.filter(pc.equal(table.column("__rel"), name)).column(slots[name])
                 tables[name] = pa.Table.from_struct_array(rows.combine_chunks() if rows.num_chunks else
                                                           pa.array([], rows.type)).cast(self.schemas[name])
-            found = self.solve(tables, 0, 1) if self.located else self.solve(tables, bucket, buckets)
+            return tables
+
+        def packed_found(found: dict) -> pa.Table:
             pieces = []
             for name in self.names:
                 rows = found[name]
@@ -382,8 +377,28 @@ class ArrowFixpoint:
                 pieces.append(pa.table(columns, names=["__rel", *out_slots.values()]))
             return pa.concat_tables(pieces)
 
+        if self.located:
+            # a partition holds whole locations: its facts are solved together, with
+            # no grouping (no sort), and in one partition with no shuffle either
+            def task(batches):
+                batches = list(batches)
+                if batches:
+                    yield from packed_found(self.solve(unpacked(pa.Table.from_batches(batches)), 0, 1)).to_batches()
+
+            packed = packed.repartition(partitions, "__b") if partitions > 1 else packed.coalesce(1)
+            result = packed.mapInArrow(task, out_schema)
+        else:
+            def task(table: pa.Table) -> pa.Table:
+                bucket = table.column("__b")[0].as_py()
+                return packed_found(self.solve(unpacked(table), bucket, buckets))
+
+            packed = packed.crossJoin(packed.sparkSession.range(0, buckets, 1, 1).selectExpr("CAST(id AS INT) AS __b"))
+            if buckets > 1 and partitions > 1:
+                # a tick in one partition would otherwise solve every bucket in one task
+                packed = packed.repartition(min(buckets, partitions), "__b")
+            result = packed.groupBy("__b").applyInArrow(task, out_schema)
         # computed and counted now, so that the rest of the tick can be sized to it
-        result = packed.groupBy("__b").applyInArrow(task, out_schema).localCheckpoint(eager=False)
+        result = result.localCheckpoint(eager=False)
         rows = result.count()
         return {n: result.where(f"__rel = '{n}'").select(f"{out_slots[n]}.*") for n in self.names}, rows
 
