@@ -261,13 +261,8 @@ def _best_match(trace, rule, head: dict, tick: int) -> Closest:
         if i == len(atoms):
             best[:] = [len(matched), binding, matched]
             return
-        atom, at = atoms[i], read_tick(atoms[i], tick)
-        timed = bind_tick(atom, binding, tick)
-        if timed is not None and 1 <= at <= tick:
-            for row in sorted(trace.at(at)[atom.name], key=repr):
-                extended = match(atom.args, row, timed)
-                if extended is not None:
-                    search(i + 1, extended, matched + ((i, FactAt(atom.name, row, at)),))
+        for extended, fact in _extensions(trace, atoms[i], binding, tick):
+            search(i + 1, extended, matched + ((i, fact),))
         search(i + 1, binding, matched)
 
     search(0, head, ())
@@ -326,13 +321,19 @@ def _joins(trace, rule, binding: dict, tick: int, i: int, matched: tuple):
     if i == len(atoms):
         yield binding, matched
         return
-    atom, at = atoms[i], read_tick(atoms[i], tick)
+    for extended, fact in _extensions(trace, atoms[i], binding, tick):
+        yield from _joins(trace, rule, extended, tick, i + 1, matched + (fact,))
+
+
+def _extensions(trace, atom, binding: dict, tick: int):
+    """(binding extended, the fact) for every fact of the tick `atom` reads that matches it."""
+    at = read_tick(atom, tick)
     timed = bind_tick(atom, binding, tick)
     if timed is not None and 1 <= at <= tick:
         for row in sorted(trace.at(at)[atom.name], key=repr):
             extended = match(atom.args, row, timed)
             if extended is not None:
-                yield from _joins(trace, rule, extended, tick, i + 1, matched + (FactAt(atom.name, row, at),))
+                yield extended, FactAt(atom.name, row, at)
 
 
 def _conditions(rule, binding: dict) -> tuple:
