@@ -203,3 +203,12 @@ def test_a_persisted_lattice_is_evaluated_on_new_facts_across_ticks():
     assert heads(plain) == []  # recomputed from the edges at every tick
     assert heads(kept) == ["4", "5"]  # its previous best is a fixpoint over the old edges
     assert heads(kept, collected={"dist"}) == []  # GC may thin it: no longer
+
+
+def test_explain_names_the_lattice_of_a_stratum():
+    from sparkdedalus.analysis.explain import explain, report
+
+    program = Program.parse(SHORTEST)
+    assert [s["lattices"] for s in report(program)["strata"]] == [
+        [{"relation": "dist", "aggregate": "min", "argument": 3}]]
+    assert "(recursive, 2 rule(s); dist keeps the min of argument 3)" in explain(program)

@@ -50,7 +50,9 @@ def report(program, component: str | None = None) -> dict:
         relations.append({"name": rel.name, "columns": [{"name": c, "type": t} for c, t in zip(rel.columns, rel.types)],
                           "roles": roles})
     strata = [{"index": s.index, "relations": sorted({program.rules[i].head.name for i in s.rules}),
-               "recursive": s.recursive, "rules": len(s.rules)} for s in program.strata]
+               "recursive": s.recursive, "rules": len(s.rules),
+               "lattices": [{"relation": lat.relation, "aggregate": lat.func, "argument": lat.position + 1}
+                            for lat in s.lattices]} for s in program.strata]
     components = [_component(program, roles) for roles in component_roles(program)
                   if component is None or roles.name == component]
     verdict = confluence(program).to_json()
@@ -114,7 +116,9 @@ def explain(program, component: str | None = None) -> str:
     lines.append("strata (same tick, in evaluation order):")
     for s in data["strata"]:
         kind = "recursive" if s["recursive"] else "non-recursive"
-        lines.append(f"  {s['index']}: {_names(s['relations'])}  ({kind}, {s['rules']} rule(s))")
+        kept = "".join(f"; {lat['relation']} keeps the {lat['aggregate']} of argument {lat['argument']}"
+                       for lat in s["lattices"])
+        lines.append(f"  {s['index']}: {_names(s['relations'])}  ({kind}, {s['rules']} rule(s){kept})")
     lines.append(f"derived for the next tick (@next): {_names(data['next'])}")
     lines.append(f"sent over the network (@async): {_names(data['async'])}")
     lines.append(f"persisted: {_names(data['persisted'])}")
