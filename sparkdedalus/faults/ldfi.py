@@ -38,7 +38,6 @@ from pysat.solvers import Solver
 from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.faults.verdict import POST, PRE
 from sparkdedalus.program import CRASH
-from sparkdedalus.reference.why import blocked
 from udfs.registry import spark_string
 
 #: the SAT solver python-sat runs (CaDiCaL 1.9.5)
@@ -73,13 +72,15 @@ class Lineage:
         self.targets: set = set()  # rows of pre facts at EOT
         self.failures = _failures(space)  # those of the space, each a variable of the formula
 
-    def add_run(self, trace, pre_rows) -> None:
+    def add_run(self, trace, pre_rows, blocked) -> None:
         """Add a run (a reference trace with provenance) that holds every `pre`
         row's `post` fact at EOT: the targets, and, for the `pre` and `post` facts
         at EOT, every fact the lineage knew and every fact they rest on, their
         derivations in the run and the rule instances only a negated atom blocked
-        (`reference.why.blocked`); for each negated atom, the facts that match it
-        in the run or could (the heads of such blocked instances)."""
+        (`blocked(trace, relation, pattern, tick)`: the reference's
+        `reference.why.blocked`, passed in since faults/ comes before reference/);
+        for each negated atom, the facts that match it in the run or could (the
+        heads of such blocked instances)."""
         eot = self.space.eot
         self.targets |= set(pre_rows)
         todo = [(name, row, eot) for row in pre_rows for name in (PRE, POST)] + list(self.supports) \
