@@ -11,7 +11,8 @@ from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.rewrite import DECOUPLINGS, applicable
 from sparkdedalus.rewrite.decouple import select
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RANDOM = Network.parse("delay=uniform(1,4)")

@@ -21,7 +21,8 @@ from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.decouple import RewriteError
 from sparkdedalus.rewrite.partial_partition import partial_partition
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 from sparkdedalus.shell.cli import main
 
 RANDOM = Network.parse("delay=uniform(1,4)")

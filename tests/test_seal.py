@@ -13,7 +13,8 @@ from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network, Uniform
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.partial_partition import partial_partition
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 from sparkdedalus.shell.cli import main
 from sparkdedalus.syntax.parser import parse_text
 from sparkdedalus.syntax.printer import format_rule, format_unit

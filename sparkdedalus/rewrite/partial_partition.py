@@ -26,7 +26,8 @@ has sealed outputs), a persisted replicated input, a name the rewrite needs
 that is taken, and what `partition.spread` refuses.
 
 >>> from sparkdedalus import Program
->>> from sparkdedalus.rewrite.text import program_text, source_rules
+>>> from sparkdedalus.rewrite.source import source_rules
+>>> from sparkdedalus.rewrite.text import program_text
 >>> p = Program.parse('''component k { .persist conf .persist log
 ...   conf(L, C) :- set(L, C);
 ...   log(L, K, V) :- put(L, K, V), conf(L, C), V <= C; }
@@ -49,7 +50,7 @@ from sparkdedalus.rewrite import partition
 from sparkdedalus.rewrite.decouple import RewriteError, redirect
 from sparkdedalus.rewrite.partition import spread, suffixes
 from sparkdedalus.rewrite.sealing import NEW, policy_rules, seal_partitions, sealed_outputs
-from sparkdedalus.rewrite.text import SourceRule, program_text
+from sparkdedalus.rewrite.source import SourceRule, assemble
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.parser import parse_text
 
@@ -97,8 +98,6 @@ def partial_partition(program, component: str, n: int) -> Program:
              for f in facts]
 
     arity = {name: program.relations[name].arity for name in broadcast + buffered}
-    added = _coordinator(component, broadcast, arity, n) + _partition_side(component, broadcast, buffered,
-                                                                           arity, persisted)
     added = {}
     for owner, text in _coordinator(component, broadcast, arity, n) + \
             _partition_side(component, broadcast, buffered, arity, persisted):
@@ -114,9 +113,7 @@ def partial_partition(program, component: str, n: int) -> Program:
         name = taken[0] if taken else coordinator
         raise RewriteError(f"the rewrite needs the name {name!r}, which the program uses")
     persisted.update({name: owner for name, owner in added.items() if owner is not None})
-    homes = program.homes + suffixes(n) + ((COORD,) if broadcast else ())
-    text = program_text(replace(program, homes=homes), rules, facts, persisted)
-    return Program.parse(text, file=f"<{component} partially partitioned>")
+    return assemble(program, rules, facts, persisted, homes=suffixes(n) + ((COORD,) if broadcast else ()))
 
 
 def _to_coordinator(item):

@@ -21,7 +21,8 @@ at the component's nodes (`decouple.own_facts`) are copied to every
 partition. A keyed relation with no key column goes to partition 0.
 
 >>> from sparkdedalus import Program
->>> from sparkdedalus.rewrite.text import program_text, source_rules
+>>> from sparkdedalus.rewrite.source import source_rules
+>>> from sparkdedalus.rewrite.text import program_text
 >>> p = Program.parse('component k { n(L, B, count<X>) :- v(L, X, B); }\\n'
 ...                   'component s { v(D, X, B)@async :- go(L, D, X, B); }\\ngo("s", "k", 1, "b")@1;')
 >>> print(program_text(q := partition(p, "k", 2), source_rules(q)).split("component s")[1], end="")
@@ -41,7 +42,7 @@ from sparkdedalus.analysis.roles import component_rules
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite.decouple import RewriteError, fresh_variable, own_facts, reads, relocate
-from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
@@ -77,8 +78,7 @@ def partition(program, component: str, n: int) -> Program:
         raise RewriteError(f"component {component!r} has a {policy.method} policy: "
                            f"it cannot be partitioned without coordination (partial_partition)")
     rules, facts = spread(program, component, n, policy)
-    rewritten = replace(program, homes=program.homes + suffixes(n))
-    return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
+    return assemble(program, rules, facts, homes=suffixes(n))
 
 
 def spread(program, component: str, n: int, policy, renames=None) -> tuple:

@@ -155,7 +155,8 @@ def handle(args) -> int:
     from sparkdedalus.program import Program
     from sparkdedalus.rewrite import DECOUPLINGS, applicable, monotonic
     from sparkdedalus.rewrite.decouple import RewriteError, check_name, select
-    from sparkdedalus.rewrite.text import program_text, source_rules
+    from sparkdedalus.rewrite.source import source_rules
+    from sparkdedalus.rewrite.text import program_text
     if not args.steps:
         raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N, "
                          "--auto COMPONENT[,COMPONENT...] or --coordinate")
