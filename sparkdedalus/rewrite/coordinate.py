@@ -33,7 +33,7 @@ from sparkdedalus.analysis.coordination import NotCountable, complete_with, coun
 from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.checks.stratification import temporal_cycles
 from sparkdedalus.program import Fact
-from sparkdedalus.rewrite.decouple import RewriteError
+from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
 from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
@@ -100,3 +100,20 @@ def coordinate(program) -> tuple:
     if not after.confluent:
         raise RewriteError(f"the coordinated program is still not confluent: {after.reasons[0].message}")
     return result, notes
+
+
+class Coordination(Rule):
+    """The rule of the table `rewrite.REWRITES` for the whole program
+    (`target.component` None): its verdict is the confluence analysis's
+    reasons; a confluent program is returned as it is, with a note."""
+
+    REWRITE = "coordination"
+
+    def analysis(self, program, target: Target) -> Verdict:
+        return Verdict(True, confluence(program).reasons)
+
+    def mechanism(self, program, target: Target) -> tuple:
+        return coordinate(program)
+
+
+coordination = Coordination()

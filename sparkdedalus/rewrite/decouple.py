@@ -59,16 +59,13 @@ from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.checks.normalize import is_auxiliary
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import batching
+from sparkdedalus.rewrite.rule import RewriteError
 from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 from sparkdedalus.syntax.printer import format_const
 from udfs.registry import FUNCTIONS
-
-
-class RewriteError(ValueError):
-    """The rewrite cannot be applied to this input (one line)."""
 
 
 def select(program, component: str, selectors) -> tuple:
