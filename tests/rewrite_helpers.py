@@ -9,9 +9,10 @@ from pathlib import Path
 from sparkdedalus import Program
 from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
-from sparkdedalus.rewrite import DECOUPLINGS, applicable
+from sparkdedalus.rewrite import DECOUPLINGS, Target, applicable
 from sparkdedalus.rewrite.decouple import select
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RANDOM = Network.parse("delay=uniform(1,4)")
@@ -46,7 +47,7 @@ def decouple_and_compare(program, component: str, selectors, name: str, rewrite:
     split = select(program, component, selectors)
     found = [r.REWRITE for r in applicable(program, component, split)]
     chosen = next(r for r in DECOUPLINGS if r.REWRITE == rewrite)
-    rewritten = chosen.apply(program, component, split, name)
+    rewritten = chosen.apply(program, Target(component, split, name))[0]
     again = Program.parse(program_text(rewritten, source_rules(rewritten)))  # prints as dialect that checks
     assert name in again.components and again.homes == (f"/{name}",)
     assert {program.rules[i].head.name for i in split} <= {r.head.name for r in again.rules if r.component == name}

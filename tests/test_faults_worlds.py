@@ -16,7 +16,7 @@ from sparkdedalus.faults.space import Space
 from sparkdedalus.faults.verdict import missing
 from sparkdedalus.faults.worlds import with_worlds, world_dependent
 from sparkdedalus.reference import run as reference_run
-from sparkdedalus.rewrite.text import source_rules
+from sparkdedalus.rewrite.source import source_rules
 from sparkdedalus.syntax.printer import format_rule
 
 NODES = 'node("a", "b"); node("a", "c"); node("b", "a"); node("b", "c"); node("c", "a"); node("c", "b");\n'

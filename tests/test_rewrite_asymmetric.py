@@ -15,7 +15,7 @@ from sparkdedalus import Program
 from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
-from sparkdedalus.rewrite import asymmetric
+from sparkdedalus.rewrite import Target, asymmetric
 from sparkdedalus.rewrite.decouple import RewriteError, decouple, select
 from sparkdedalus.shell.cli import main
 
@@ -79,7 +79,7 @@ def test_asymmetric_decoupling_holds_checks_and_is_equivalent(text, component, s
 
 def test_the_proxies_messages_wait_for_the_acknowledgement_of_their_batch():
     program = Program.parse(PROXY)
-    rewritten = asymmetric.apply(program, "proposer", select(program, "proposer", ["p2bs", "accepted"]), "proxies")
+    rewritten = asymmetric.apply(program, Target("proposer", select(program, "proposer", ["p2bs", "accepted"]), "proxies"))[0]
     # the preemption check reads the proxies' p2bs, sealed at the proposer
     (rule,) = [r for r in rewritten.rules if r.head.name == "preempted"]
     assert rule.component == "proposer" and "p2bs_proxies_sealed" in {a.name for a in rule.positive_atoms}
@@ -100,9 +100,9 @@ def test_the_proxies_messages_wait_for_the_acknowledgement_of_their_batch():
 def test_a_forced_asymmetric_decoupling_of_a_non_monotone_rule_shows_a_difference():
     program = Program.parse(PAIRS)
     split = select(program, "proposer", ["lonely"])  # lonely negates gotb; alarm (stays) reads lonely
-    verdict = asymmetric.precondition(program, "proposer", split)
+    verdict = asymmetric.precondition(program, Target("proposer", split, "checker"))
     assert not verdict.applies and any("notin" in str(r) or "negat" in str(r) for r in verdict.reasons)
-    result = compare(program, asymmetric.apply(program, "proposer", split, "checker"), 25, 20, RANDOM)
+    result = compare(program, asymmetric.mechanism(program, Target("proposer", split, "checker"))[0], 25, 20, RANDOM)
     assert result.difference is not None and result.difference.relation in ("alarm", "lonely")
     assert result.difference.only_a == ()  # the original never raises an alarm
 
@@ -124,4 +124,4 @@ def test_only_the_asymmetric_rewrite_lets_the_rules_that_stay_read_what_moves():
     for mechanism in ("redirect", "persist", "batch"):
         with pytest.raises(RewriteError, match="reads votes, which the moved rules derive"):
             decouple(program, "leader", split, "collectors", mechanism)
-    assert "collectors" in asymmetric.apply(program, "leader", split, "collectors").components
+    assert "collectors" in asymmetric.apply(program, Target("leader", split, "collectors"))[0].components

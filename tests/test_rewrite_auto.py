@@ -14,6 +14,7 @@ from frontend_helpers import exit_code
 import sparkdedalus.rewrite
 from sparkdedalus import Program
 from sparkdedalus.rewrite import mutually_independent
+from sparkdedalus.rewrite.decouplings import Decoupling
 from sparkdedalus.shell.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -85,13 +86,11 @@ def test_a_component_nothing_applies_to_is_reported(tmp_path, capsys):
 
 def test_auto_uses_the_decouplings_registered(monkeypatch, tmp_path, capsys):
     # a rewrite added to DECOUPLINGS is used as it is; with none registered nothing decouples
-    class Renamed:
-        REWRITE = "renamed"
-        coordinated = False
-        precondition = staticmethod(mutually_independent.precondition)
-        apply = staticmethod(mutually_independent.apply)
+    class Renamed(Decoupling):
+        def analysis(self, program, target):
+            return mutually_independent.analysis(program, target)
 
-    monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", (Renamed,))
+    monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", (Renamed("renamed", "redirect"),))
     assert main(["rewrite", VOTING, "--auto", "leader"]) == 0
     assert _notes(capsys.readouterr().err.splitlines())[0].startswith("leader -> leader_2: renamed decoupling of votes")
     monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", ())

@@ -17,7 +17,8 @@ from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.coordinate import coordinate
 from sparkdedalus.rewrite.decouple import RewriteError
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 from sparkdedalus.shell.cli import main
 
 TICKS = 12  # messages are sent at ticks 1..3 and take at most 4 ticks

@@ -11,7 +11,7 @@ from frontend_helpers import exit_code
 from rewrite_helpers import EXAMPLES, decouple_and_compare
 
 from sparkdedalus import Program
-from sparkdedalus.rewrite import monotonic
+from sparkdedalus.rewrite import Target, monotonic
 from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.shell.cli import main
 # What the running example's client observes. The leader's ack counts
@@ -51,7 +51,7 @@ def test_decoupling_holds_checks_and_is_equivalent(example, extra, component, se
 def test_forwarded_relations_are_persisted_by_the_monotonic_rewrite():
     program = _program("scaling_running_example")
     split = select(program, "leader", ["inconsistentReply"])
-    rewritten = monotonic.apply(program, "leader", split, "checker")
+    rewritten = monotonic.apply(program, Target("leader", split, "checker"))[0]
     # acks is read by the certificate rules too: the checker reads a forwarded copy, persisted (A.2.2)
     assert "acks_checker" in rewritten.persisted
     (rule,) = [r for r in rewritten.rules if r.head.name == "inconsistentReply"]

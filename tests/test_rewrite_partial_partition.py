@@ -21,7 +21,8 @@ from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.decouple import RewriteError
 from sparkdedalus.rewrite.partial_partition import partial_partition
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 from sparkdedalus.shell.cli import main
 
 RANDOM = Network.parse("delay=uniform(1,4)")
@@ -274,8 +275,8 @@ def test_a_sealed_output_is_counted_per_partition_and_is_equivalent():
     program = Program.parse(SEALED)
     # with its counting rules the log must be replicated (anyLog has no key); without
     # them (B.4.2) the log partitions by slot
-    assert "log" in partition.precondition(program, "acceptor").replicate
-    policy = module.precondition(program, "acceptor")
+    assert "log" in partition.policy(program, "acceptor").replicate
+    policy = module.policy(program, "acceptor")
     assert policy.method == "partial" and policy.keys() == {"p2a": "c2", "log": "c1"}
     rewritten = partial_partition(program, "acceptor", 4)
     text = _text(rewritten)

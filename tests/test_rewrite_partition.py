@@ -16,7 +16,8 @@ from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.partition import partition
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 from sparkdedalus.shell.cli import main
 from udfs.registry import FUNCTIONS
 

@@ -13,7 +13,7 @@ from sparkdedalus import Program
 from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
-from sparkdedalus.rewrite import DECOUPLINGS, applicable, state_machine
+from sparkdedalus.rewrite import DECOUPLINGS, Target, applicable, state_machine
 from sparkdedalus.rewrite.decouple import RewriteError, decouple, select
 from sparkdedalus.shell.cli import main
 
@@ -43,7 +43,7 @@ def test_batches_are_sealed_in_order_one_per_tick():
     program = Program.parse(PAIRS)
     split = select(program, "proposer", ["lonely", "alarm"])
     assert [r.REWRITE for r in applicable(program, "proposer", split)] == ["state machine"]
-    rewritten = state_machine.apply(program, "proposer", split, "checker")
+    rewritten = state_machine.apply(program, Target("proposer", split, "checker"))[0]
     for seed in range(5):
         trace = run(rewritten, 25, Network.parse(f"delay=uniform(1,4),seed={seed}"))
         # the inbox derives got at the ticks of the p2b facts: batches 1, 2 and 4,
@@ -60,7 +60,7 @@ def test_without_the_batches_the_split_shows_a_difference():
     # got and gotb, forwarded fact by fact, arrive at different ticks: lonely holds
     program = Program.parse(PAIRS)
     split = select(program, "proposer", ["lonely", "alarm"])
-    assert compare(program, state_machine.apply(program, "proposer", split, "checker"), 25, 20,
+    assert compare(program, state_machine.apply(program, Target("proposer", split, "checker"))[0], 25, 20,
                    RANDOM).difference is None
     result = compare(program, decouple(program, "proposer", split, "checker", "redirect"), 25, 20, RANDOM)
     assert result.difference is not None and result.difference.relation in ("alarm", "lonely")
@@ -70,7 +70,7 @@ def test_without_the_batches_the_split_shows_a_difference():
 def test_the_precondition_says_no_when_the_rules_that_stay_read_the_moved_ones():
     program = Program.parse(PAIRS)
     split = select(program, "proposer", ["lonely"])  # alarm (stays) reads lonely
-    verdict = state_machine.precondition(program, "proposer", split)
+    verdict = state_machine.precondition(program, Target("proposer", split, "checker"))
     assert not verdict.applies and verdict.reasons
     assert [r.REWRITE for r in DECOUPLINGS][-2:] == ["state machine", "asymmetric"]
 
@@ -89,4 +89,4 @@ def test_a_relation_name_the_rewrite_needs_is_refused_when_taken():
     text = PAIRS + 'seal_checker("prop", 1);\n'
     program = Program.parse(text)
     with pytest.raises(RewriteError, match="needs the relation name 'seal_checker'"):
-        state_machine.apply(program, "proposer", select(program, "proposer", ["lonely", "alarm"]), "checker")
+        state_machine.apply(program, Target("proposer", select(program, "proposer", ["lonely", "alarm"]), "checker"))

@@ -13,7 +13,8 @@ from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network, Uniform
 from sparkdedalus.reference import run
 from sparkdedalus.rewrite.partial_partition import partial_partition
-from sparkdedalus.rewrite.text import program_text, source_rules
+from sparkdedalus.rewrite.source import source_rules
+from sparkdedalus.rewrite.text import program_text
 from sparkdedalus.shell.cli import main
 from sparkdedalus.syntax.parser import parse_text
 from sparkdedalus.syntax.printer import format_rule, format_unit
@@ -212,7 +213,7 @@ def test_the_sugar_partitions_as_its_desugared_program():
     sugared = Program.parse(PAXOS)
     desugared = Program.parse(_desugared_paxos(sugared))
     assert "seal<" not in _desugared_paxos(sugared)
-    policy = module.precondition(sugared, "acceptor")
+    policy = module.policy(sugared, "acceptor")
     assert policy.method == "partial" and policy.keys() == {"p2a": "c2", "log": "c1"}
     a, b = partial_partition(sugared, "acceptor", 4), partial_partition(desugared, "acceptor", 4)
     text = program_text(a, source_rules(a))

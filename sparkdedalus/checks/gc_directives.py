@@ -42,9 +42,14 @@ class GcAnnotation:
     pos: ast.Pos
 
 
-def gc_directives(units, relations: dict, persisted) -> tuple[tuple, list[Diagnostic]]:
-    """The `// @gc` annotations of `units` and the errors found in them."""
+def gc_directives(units, relations: dict, persisted, given=()) -> tuple[tuple, list[Diagnostic]]:
+    """The `// @gc` annotations of `units`, then the `GcAnnotation`s `given`
+    (a rewritten program's), and the errors found in them."""
     found, errors = [], []
+    for annotation in given:
+        problems = _check(annotation, relations, persisted)
+        errors += problems
+        found += [] if problems else [annotation]
     fresh = itertools.count(1)
     for unit in units:
         for comment in unit.comments:

@@ -48,7 +48,7 @@ def check(loaded, strict: bool = False) -> dict:
     strata, errors = stratify(list(relations), norm.rules, edges, lattices)
     diagnostics += errors
     persisted = frozenset(r.head.name for r in norm.rules if r.persistence)
-    annotations, errors = gc_directives(loaded.units, relations, persisted)
+    annotations, errors = gc_directives(loaded.units, relations, persisted, loaded.gc_annotations)
     diagnostics += errors
     if any(d.is_error for d in diagnostics):
         raise DiagnosticError(_unique(diagnostics), loaded.sources)
@@ -57,7 +57,7 @@ def check(loaded, strict: bool = False) -> dict:
         relations=relations, rules=tuple(norm.rules), facts=tuple(norm.facts), inputs=tuple(norm.inputs),
         outputs=outputs, strata=strata, components=tuple(norm.components),
         persisted=persisted, warnings=tuple(sorted(_unique(diagnostics))),
-        homes=home_directives(loaded.units), gc_annotations=annotations, sources=loaded.sources)
+        homes=tuple(dict.fromkeys(home_directives(loaded.units) + loaded.homes)), gc_annotations=annotations, sources=loaded.sources)
 
 
 _HOME = re.compile(r'//\s*@home\s+("(?:\\.|[^"\\])*")\s*$')

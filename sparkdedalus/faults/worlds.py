@@ -26,6 +26,7 @@ runs with no failure model.
 >>> sorted(w.dependent)
 ['crash', 'log', 'post', 'pre']
 >>> from sparkdedalus.syntax.printer import format_rule
+>>> from sparkdedalus.rewrite.source import source_rules
 >>> for r in source_rules(w.program):  # the rules as written, `.persist log` left out
 ...     print(format_rule(r.rule))
 log(M, W, P)@async :- bcast(N, P), node(N, M), faults.world(W);
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 
 from sparkdedalus.faults.verdict import POST, PRE
 from sparkdedalus.program import CRASH, Program
-from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 
@@ -105,8 +106,8 @@ def with_worlds(program: Program) -> Worlds:
     decls = [ast.Decl(WORLD, (ast.Column("world", "int"),)),
              ast.Decl(WORLD_CRASH, _columns(("loc", location), ("world", "int"), ("node", location),
                                             ("tick", "int")))]
-    text = program_text(shell, rules, facts=facts, decls=decls)
-    return Worlds(Program.parse(text, file="<with worlds>"), program, dependent, location)
+    annotations = tuple(_annotation(a, dependent) for a in program.gc_annotations)
+    return Worlds(assemble(shell, rules, facts, decls=decls, gc_annotations=annotations), program, dependent, location)
 
 
 def _columns(*pairs) -> tuple:
@@ -148,6 +149,21 @@ def _rule(source: SourceRule, dependent: frozenset) -> SourceRule:
     if not grounded:
         body.append(ast.Atom(WORLD, (world,)))
     return dataclasses.replace(source, rule=ast.Rule(_widen(rule.head, world), rule.delivery, tuple(body), rule.pos))
+
+
+def _annotation(annotation, dependent: frozenset):
+    """A `// @gc` annotation with the world column in its world-dependent
+    atoms: a fact is collected in the world where the condition holds."""
+    world = ast.Var(_fresh(ast.Rule(annotation.target, "now", annotation.condition)))
+
+    def widened(lit):
+        if isinstance(lit, ast.Atom) and lit.name in dependent:
+            return _widen(lit, world)
+        if isinstance(lit, ast.Negated) and lit.atom.name in dependent:
+            return ast.Negated(_widen(lit.atom, world), lit.pos)
+        return lit
+    return dataclasses.replace(annotation, target=widened(annotation.target),
+                               condition=tuple(widened(lit) for lit in annotation.condition))
 
 
 def _widen(atom: ast.Atom, world: ast.Var) -> ast.Atom:

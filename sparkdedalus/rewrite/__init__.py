@@ -1,57 +1,65 @@
-"""Rule-driven rewrites of the scaling paper (section 3, appendix A):
-program-to-program transformations. The decoupling rewrites are the entries
-of one table, `DECOUPLINGS`: each a `Decoupling` with `precondition` (the
-analyses' verdict with its reasons) and `apply` returning a new checked
-`Program`, by the mechanism of `rewrite.decouple` its entry names.
-docs/rewrites.md describes them.
+"""Rule-driven rewrites of the scaling paper (section 3, appendix A) and the
+coordination rewrite: program-to-program transformations, one rule per
+module, in one ordered table, `REWRITES`. Every rule has the interface of
+`rewrite.rule`: `precondition(program, target) -> Verdict` (with reasons)
+and `apply(program, target) -> (Program, notes)`; `explain` reads the same
+preconditions that `rewrite` applies. docs/rewrites.md describes them.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
 ...                   'in("n", 1)@1; in2("n", 2)@1;')
+>>> [r.REWRITE for r in REWRITES]
+['mutually independent', 'functional', 'monotonic', 'state machine', 'asymmetric', 'partitioning', \
+'partial partitioning', 'coordination']
 >>> [r.REWRITE for r in applicable(p, "k", (1,))]  # in2 is not persisted: not monotonic
 ['mutually independent', 'functional', 'state machine', 'asymmetric']
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from sparkdedalus.rewrite.coordinate import coordination
+from sparkdedalus.rewrite.decouplings import asymmetric, functional, monotonic, mutually_independent, state_machine
+from sparkdedalus.rewrite.partial_partition import partial_partitioning
+from sparkdedalus.rewrite.partition import partitioning
+from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
 
-from sparkdedalus.analysis.decoupling import decoupling
-from sparkdedalus.rewrite.decouple import decouple
-
-
-@dataclass(frozen=True)
-class Decoupling:
-    """A decoupling rewrite: its name in the analyses and its mechanism."""
-
-    REWRITE: str
-    mechanism: str
-
-    @property
-    def coordinated(self) -> bool:
-        """Whether it sequences the moved rules' inputs (batches, seals,
-        acknowledgements): the parts it makes cannot be co-hashed."""
-        return self.mechanism in ("batch", "acknowledge")
-
-    def precondition(self, program, component: str, split):
-        """The analyses' verdict (`Precondition`: applies, reasons)."""
-        return next(p for p in decoupling(program, component, split).preconditions if p.rewrite == self.REWRITE)
-
-    def apply(self, program, component: str, split, name: str):
-        """`program` with the rules `split` of `component` moved to the new component `name`."""
-        return decouple(program, component, split, name, self.mechanism)
-
-
-mutually_independent = Decoupling("mutually independent", "redirect")  # 3.1, A.1
-functional = Decoupling("functional", "redirect")  # 3.3, A.3
-monotonic = Decoupling("monotonic", "persist")  # 3.2, A.2
-state_machine = Decoupling("state machine", "batch")  # A.4
-asymmetric = Decoupling("asymmetric", "acknowledge")  # A.5
+__all__ = ["DECOUPLINGS", "PARTITIONINGS", "REWRITES", "RewriteError", "Rule", "Target", "Verdict", "applicable",
+           "asymmetric", "coordination", "decouple_first", "functional", "monotonic", "mutually_independent",
+           "partial_partitioning", "partition_by_policy", "partitioning", "state_machine"]
 
 #: the decoupling rewrites, the one with the least machinery first
 DECOUPLINGS = (mutually_independent, functional, monotonic, state_machine, asymmetric)
+#: the partitioning rewrites, the coordination-free one first
+PARTITIONINGS = (partitioning, partial_partitioning)
+#: every rewrite, in the order `rewrite --auto` and `explain` consider them
+REWRITES = DECOUPLINGS + PARTITIONINGS + (coordination,)
 
 
-def applicable(program, component: str, split) -> list:
+def applicable(program, component: str, split, name: str | None = None) -> list:
     """The decoupling rewrites whose precondition holds for moving `split`."""
-    return [r for r in DECOUPLINGS if r.precondition(program, component, split).applies]
+    target = Target(component, tuple(split), name)
+    return [r for r in DECOUPLINGS if r.precondition(program, target).applies]
+
+
+def decouple_first(program, target: Target, force: bool = False) -> tuple:
+    """(the program, notes) of the first decoupling whose precondition
+    holds; with none, a `RewriteError` with every rewrite's reasons, or with
+    `force` the monotonic mechanism and notes marking the output unchecked."""
+    found = applicable(program, target.component, target.rules, target.name)
+    if found:
+        return found[0].apply(program, target)
+    reasons = [f"{r.REWRITE}: {reason}" for r in DECOUPLINGS for reason in r.precondition(program, target).reasons]
+    if not force:
+        raise RewriteError("no precondition holds\n" + "\n".join(f"  {reason}" for reason in reasons))
+    program, _ = monotonic.mechanism(program, target)
+    return program, [f"UNCHECKED: {target.component} -> {target.name} forced with the {monotonic.REWRITE} "
+                     f"mechanism; its precondition fails:"] + reasons
+
+
+def partition_by_policy(program, component: str, n: int) -> tuple:
+    """(the program, notes) of `component` on `n` partitions:
+    `partitioning` when its analysis holds, else `partial_partitioning`
+    (which refuses a component without a policy, with the reasons)."""
+    target = Target(component, partitions=n)
+    rule = partitioning if partitioning.analysis(program, target).applies else partial_partitioning
+    return rule.apply(program, target)

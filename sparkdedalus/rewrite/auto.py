@@ -32,8 +32,9 @@ from __future__ import annotations
 
 from sparkdedalus.analysis.decoupling import decouplings
 from sparkdedalus.analysis.roles import component_rules
-from sparkdedalus.rewrite import applicable, partition
-from sparkdedalus.rewrite.decouple import RewriteError
+from sparkdedalus.rewrite import applicable, partitioning
+from sparkdedalus.rewrite.decouplings import new_name
+from sparkdedalus.rewrite.rule import Target
 
 
 def auto(program, components, n: int) -> tuple:
@@ -51,40 +52,25 @@ def auto(program, components, n: int) -> tuple:
     for component in components:
         applied = bool(parts[component])
         for name in (component, *parts[component]):
-            try:
-                policy = partition.precondition(program, name)
-                program = partition.partition(program, name, n)
-            except RewriteError as exc:
-                notes.append(f"{name} not partitioned: {exc}")
+            verdict = partitioning.precondition(program, Target(name, partitions=n))
+            if not verdict.applies:
+                notes.append(f"{name} not partitioned: {verdict.reasons[0] if verdict.reasons else 'no policy'}")
                 continue
+            program, done = partitioning.apply(program, Target(name, partitions=n))
             applied = True
-            notes.append(partitioned(name, n, policy))
+            notes += done
         if not applied:
             notes.append(f"{component}: nothing to apply")
     return program, notes
 
 
-def partitioned(component: str, n: int, policy) -> str:
-    """The note of a partitioning by `policy`."""
-    keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
-    return f"{component} on {n} partitions ({policy.method}): {keys}"
-
-
 def _decouple_largest(program, component: str, own: set):
     """(program, new component, note) of the largest candidate deriving
     relations of `own` only that a decoupling applies to, or None."""
-    k = 2
-    while f"{component}_{k}" in program.components:
-        k += 1
-    name = f"{component}_{k}"
+    name = new_name(program, component)
     candidates = [c for c in decouplings(program, component) if set(c.heads) <= own]
     for candidate in sorted(candidates, key=lambda c: -len(c.rules)):
-        for rewrite in [r for r in applicable(program, component, candidate.rules) if not r.coordinated][:1]:
-            try:
-                rewritten = rewrite.apply(program, component, candidate.rules, name)
-            except RewriteError:
-                continue
-            heads = ", ".join(dict.fromkeys(candidate.heads))
-            return rewritten, name, f"{component} -> {name}: {rewrite.REWRITE} decoupling of {heads} " \
-                                    f"({candidate.found_by})"
+        for rewrite in [r for r in applicable(program, component, candidate.rules, name) if not r.coordinated][:1]:
+            rewritten, notes = rewrite.apply(program, Target(component, candidate.rules, name))
+            return rewritten, name, f"{notes[0]} ({candidate.found_by})"
     return None

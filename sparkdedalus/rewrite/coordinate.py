@@ -32,9 +32,9 @@ from sparkdedalus.analysis.confluence import confluence
 from sparkdedalus.analysis.coordination import NotCountable, complete_with, counting, part
 from sparkdedalus.checks.dependencies import dependency_graph
 from sparkdedalus.checks.stratification import temporal_cycles
-from sparkdedalus.program import Fact, Program
-from sparkdedalus.rewrite.decouple import RewriteError
-from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.program import Fact
+from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
+from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
@@ -95,8 +95,25 @@ def coordinate(program) -> tuple:
         heads = ", ".join(dict.fromkeys(program.rules[i].head.name for i in gated))
         notes.append(f"{p}: counted completion, senders announce at tick {pattern.tick}; "
                      f"{heads} wait{'s' if len(set(gated)) == 1 else ''} for {pattern.incomplete}")
-    result = Program.parse(program_text(program, list(rules.values()), facts, persisted), file="<coordinate>")
+    result = assemble(program, list(rules.values()), facts, persisted)
     after = confluence(result)
     if not after.confluent:
         raise RewriteError(f"the coordinated program is still not confluent: {after.reasons[0].message}")
     return result, notes
+
+
+class Coordination(Rule):
+    """The rule of the table `rewrite.REWRITES` for the whole program
+    (`target.component` None): its verdict is the confluence analysis's
+    reasons; a confluent program is returned as it is, with a note."""
+
+    REWRITE = "coordination"
+
+    def analysis(self, program, target: Target) -> Verdict:
+        return Verdict(True, confluence(program).reasons)
+
+    def mechanism(self, program, target: Target) -> tuple:
+        return coordinate(program)
+
+
+coordination = Coordination()

@@ -31,6 +31,8 @@ that is not a string, global observer rules, `.input` relations C2 reads.
 >>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
 ...                   'in("n", 1)@1; in2("n", 2)@1;')
 >>> q = decouple(p, "k", select(p, "k", ["b"]), "kb")
+>>> from sparkdedalus.rewrite.source import source_rules
+>>> from sparkdedalus.rewrite.text import program_text
 >>> print(program_text(q, source_rules(q)), end="")
 // @home "/kb"
 <BLANKLINE>
@@ -57,16 +59,13 @@ from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.checks.normalize import is_auxiliary
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import batching
-from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.rewrite.rule import RewriteError
+from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 from sparkdedalus.syntax.printer import format_const
 from udfs.registry import FUNCTIONS
-
-
-class RewriteError(ValueError):
-    """The rewrite cannot be applied to this input (one line)."""
 
 
 def select(program, component: str, selectors) -> tuple:
@@ -252,9 +251,7 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         if program.relations[r].declared:
             decls += [ast.Decl(f"{r}_{name}", _columns(program, r) + (ast.Column("tick", "int"),)),
                       ast.Decl(batch.sealed[r], _columns(program, r))]
-    rewritten = replace(program, homes=program.homes + (suffix,))
-    text = program_text(rewritten, rules, facts, persisted, decls)
-    return Program.parse(text, file=f"<{name}>")
+    return assemble(program, rules, facts, persisted, decls, homes=(suffix,))
 
 
 def _columns(program, relation: str) -> tuple:

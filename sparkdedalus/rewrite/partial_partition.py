@@ -26,7 +26,8 @@ has sealed outputs), a persisted replicated input, a name the rewrite needs
 that is taken, and what `partition.spread` refuses.
 
 >>> from sparkdedalus import Program
->>> from sparkdedalus.rewrite.text import program_text, source_rules
+>>> from sparkdedalus.rewrite.source import source_rules
+>>> from sparkdedalus.rewrite.text import program_text
 >>> p = Program.parse('''component k { .persist conf .persist log
 ...   conf(L, C) :- set(L, C);
 ...   log(L, K, V) :- put(L, K, V), conf(L, C), V <= C; }
@@ -46,10 +47,11 @@ from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import partition
-from sparkdedalus.rewrite.decouple import RewriteError, redirect
-from sparkdedalus.rewrite.partition import spread, suffixes
+from sparkdedalus.rewrite.decouple import redirect
+from sparkdedalus.rewrite.partition import note, spread, suffixes
+from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
 from sparkdedalus.rewrite.sealing import NEW, policy_rules, seal_partitions, sealed_outputs
-from sparkdedalus.rewrite.text import SourceRule, program_text
+from sparkdedalus.rewrite.source import SourceRule, assemble
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.parser import parse_text
 
@@ -59,13 +61,40 @@ METHOD = "partial"
 COORD = "/coord"
 
 
-def precondition(program, component: str):
+def policy(program, component: str):
     """The component's `DistributionPolicy`, the counting rules of its sealed
     outputs left out (`sealing`, B.4.2); a `ValueError` names an unknown component."""
     sealed = sealed_outputs(program, component)
     if not sealed:
-        return partition.precondition(program, component)
+        return partition.policy(program, component)
     return distribution_policy(program, component, policy_rules(program, component, sealed))
+
+
+class PartialPartitioning(Rule):
+    """The rule of the table `rewrite.REWRITES`: `partial_partition` when
+    the policy is partial, or partitions and the component sends sealed outputs."""
+
+    REWRITE = "partial partitioning"
+
+    def analysis(self, program, target: Target) -> Verdict:
+        found = policy(program, target.component)
+        applies = found.method == METHOD or found.partitioned and bool(sealed_outputs(program, target.component))
+        return Verdict(applies, found.reasons)
+
+    def mechanism(self, program, target: Target) -> tuple:
+        component, n = target.component, target.partitions
+        found, sealed = policy(program, component), sealed_outputs(program, component)
+        notes = [note(component, n, found)]
+        if sealed:
+            notes.append(f"{component} seals {', '.join(s.out for s in sealed)} per partition (B.4)")
+        if found.replicate:
+            notes.append(f"{component} replicates {', '.join(found.replicate)} on every partition"
+                         + (f"; {', '.join(found.broadcast)} ordered by a coordinator at L + "
+                            f'"{COORD}" (B.3)' if found.broadcast else ""))
+        return partial_partition(program, component, n), notes
+
+
+partial_partitioning = PartialPartitioning()
 
 
 def partial_partition(program, component: str, n: int) -> Program:
@@ -74,19 +103,19 @@ def partial_partition(program, component: str, n: int) -> Program:
     counted per partition (module docstring)."""
     if n < 1:
         raise RewriteError(f"the number of partitions must be at least 1, got {n}")
-    policy, sealed = precondition(program, component), sealed_outputs(program, component)
-    if policy.method != METHOD and not (sealed and policy.partitioned):
-        raise RewriteError(f"component {component!r} has a {policy.method} policy, not a partial one, "
+    found, sealed = policy(program, component), sealed_outputs(program, component)
+    if found.method != METHOD and not (sealed and found.partitioned):
+        raise RewriteError(f"component {component!r} has a {found.method} policy, not a partial one, "
                            f"and no sealed output")
     roles = next(r for r in component_roles(program) if r.name == component)
-    broadcast = sorted(policy.broadcast)
-    buffered = sorted(roles.referenced_inputs - set(policy.replicate)) if broadcast else []
+    broadcast = sorted(found.broadcast)
+    buffered = sorted(roles.referenced_inputs - set(found.replicate)) if broadcast else []
     persisted = {r.head.name: r.component for r in program.rules if r.persistence}
     for name in broadcast:
         if name in persisted:
             raise RewriteError(f"the replicated input {name} is persisted: the coordinator orders arrivals only")
     coordinator = f"{component}_coord"
-    rules, facts = spread(program, component, n, policy, {q: f"{q}_sealed" for q in buffered})
+    rules, facts = spread(program, component, n, found, {q: f"{q}_sealed" for q in buffered})
     rules, receiving = seal_partitions(rules, component, sealed, n)
     for s in sealed:
         persisted.pop(f"{s.out}Count", None)
@@ -97,8 +126,6 @@ def partial_partition(program, component: str, n: int) -> Program:
              for f in facts]
 
     arity = {name: program.relations[name].arity for name in broadcast + buffered}
-    added = _coordinator(component, broadcast, arity, n) + _partition_side(component, broadcast, buffered,
-                                                                           arity, persisted)
     added = {}
     for owner, text in _coordinator(component, broadcast, arity, n) + \
             _partition_side(component, broadcast, buffered, arity, persisted):
@@ -114,9 +141,7 @@ def partial_partition(program, component: str, n: int) -> Program:
         name = taken[0] if taken else coordinator
         raise RewriteError(f"the rewrite needs the name {name!r}, which the program uses")
     persisted.update({name: owner for name, owner in added.items() if owner is not None})
-    homes = program.homes + suffixes(n) + ((COORD,) if broadcast else ())
-    text = program_text(replace(program, homes=homes), rules, facts, persisted)
-    return Program.parse(text, file=f"<{component} partially partitioned>")
+    return assemble(program, rules, facts, persisted, homes=suffixes(n) + ((COORD,) if broadcast else ()))
 
 
 def _to_coordinator(item):

@@ -21,7 +21,8 @@ at the component's nodes (`decouple.own_facts`) are copied to every
 partition. A keyed relation with no key column goes to partition 0.
 
 >>> from sparkdedalus import Program
->>> from sparkdedalus.rewrite.text import program_text, source_rules
+>>> from sparkdedalus.rewrite.source import source_rules
+>>> from sparkdedalus.rewrite.text import program_text
 >>> p = Program.parse('component k { n(L, B, count<X>) :- v(L, X, B); }\\n'
 ...                   'component s { v(D, X, B)@async :- go(L, D, X, B); }\\ngo("s", "k", 1, "b")@1;')
 >>> print(program_text(q := partition(p, "k", 2), source_rules(q)).split("component s")[1], end="")
@@ -37,11 +38,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sparkdedalus.analysis.partitioning import distribution_policy
+from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import component_rules
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.program import Program
-from sparkdedalus.rewrite.decouple import RewriteError, fresh_variable, own_facts, reads, relocate
-from sparkdedalus.rewrite.text import SourceRule, program_text, source_rules
+from sparkdedalus.rewrite.decouple import fresh_variable, own_facts, reads, relocate
+from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
+from sparkdedalus.rewrite.sealing import sealed_outputs
+from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
@@ -49,11 +53,44 @@ from udfs.registry import FUNCTIONS
 METHODS = ("co-hashing", "dependencies")
 
 
-def precondition(program, component: str):
+def policy(program, component: str):
     """The component's `DistributionPolicy` (a `ValueError` names an unknown
     component); the rewrite applies when its method is in METHODS."""
     component_rules(program, component)
     return distribution_policy(program, component)
+
+
+def note(component: str, n: int, policy) -> str:
+    """The note of a partitioning by `policy`."""
+    keys = ", ".join(f"{r} by {k}" for r, k in policy.keys().items())
+    return f"{component} on {n} partitions ({policy.method}): {keys}"
+
+
+class Partitioning(Rule):
+    """The rule of the table `rewrite.REWRITES`: `partition` when the
+    policy's method is in METHODS and the component sends no sealed output
+    (which `partial_partition` counts per partition)."""
+
+    REWRITE = "partitioning"
+
+    def analysis(self, program, target: Target) -> Verdict:
+        found = policy(program, target.component)
+        if sealed_outputs(program, target.component):
+            return Verdict(False, (Reason(f"component {target.component!r} sends sealed outputs, which only "
+                                          f"partial partitioning counts per partition"),))
+        if found.method not in METHODS:
+            return Verdict(False, (Reason(f"component {target.component!r} has a {found.method} policy: it cannot "
+                                          f"be partitioned without coordination (partial_partition)"),
+                                   *found.reasons))
+        return Verdict(True, found.reasons)
+
+    def mechanism(self, program, target: Target) -> tuple:
+        found = policy(program, target.component)
+        return partition(program, target.component, target.partitions), \
+            [note(target.component, target.partitions, found)]
+
+
+partitioning = Partitioning()
 
 
 def partition_of(value, via: tuple, n: int) -> int:
@@ -72,13 +109,12 @@ def partition(program, component: str, n: int) -> Program:
     """`program` with `component` on `n` partitions per location (module docstring)."""
     if n < 1:
         raise RewriteError(f"the number of partitions must be at least 1, got {n}")
-    policy = precondition(program, component)
-    if policy.method not in METHODS:
-        raise RewriteError(f"component {component!r} has a {policy.method} policy: "
+    found = policy(program, component)
+    if found.method not in METHODS:
+        raise RewriteError(f"component {component!r} has a {found.method} policy: "
                            f"it cannot be partitioned without coordination (partial_partition)")
-    rules, facts = spread(program, component, n, policy)
-    rewritten = replace(program, homes=program.homes + suffixes(n))
-    return Program.parse(program_text(rewritten, rules, facts), file=f"<{component} partitioned>")
+    rules, facts = spread(program, component, n, found)
+    return assemble(program, rules, facts, homes=suffixes(n))
 
 
 def spread(program, component: str, n: int, policy, renames=None) -> tuple:

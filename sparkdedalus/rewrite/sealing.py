@@ -41,8 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sparkdedalus.analysis.roles import component_rules
-from sparkdedalus.rewrite.decouple import RewriteError
-from sparkdedalus.rewrite.text import SourceRule
+from sparkdedalus.rewrite.rule import RewriteError
+from sparkdedalus.rewrite.source import SourceRule
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.parser import parse_text
 from udfs.registry import FUNCTIONS

@@ -83,18 +83,14 @@ def _check_steps(args) -> None:
 
 
 def _partition(program, component: str, n: int, notes: list):
-    from sparkdedalus.rewrite import auto, partition
+    from sparkdedalus.rewrite import RewriteError, partition_by_policy
     try:
-        policy = partition.precondition(program, component)
+        program, applied = partition_by_policy(program, component, n)
+    except RewriteError as exc:
+        raise UserError(f"cannot partition {component}: {exc}") from None
     except ValueError as exc:
         raise UsageError(f"--partition {component}:{n}: {exc}") from None
-    if policy.method not in partition.METHODS or _sealed(program, component):
-        return _partial(program, component, n, notes)
-    try:
-        program = partition.partition(program, component, n)
-    except partition.RewriteError as exc:
-        raise UserError(f"cannot partition {component}: {exc}") from None
-    notes.append(auto.partitioned(component, n, policy))
+    notes += applied
     return program
 
 
@@ -109,41 +105,10 @@ def _auto(program, components: tuple, n: int, notes: list):
     return program
 
 
-def _sealed(program, component: str) -> tuple:
-    """The component's sealed outputs (B.4), which only `partial_partition`
-    counts per partition."""
-    from sparkdedalus.rewrite import sealing
-    return sealing.sealed_outputs(program, component)
-
-
-def _partial(program, component: str, n: int, notes: list):
-    """Partial partitioning (B.3) and sealing (B.4), or the refusal of a
-    component without a policy."""
-    from sparkdedalus.rewrite import partial_partition
-    policy = partial_partition.precondition(program, component)
-    if not policy.partitioned:
-        raise UserError(f"cannot partition {component}: its distribution policy is {policy.method}\n"
-                        + "\n".join(f"  {reason}" for reason in policy.reasons))
-    sealed = _sealed(program, component)
-    notes.append(f"{component} on {n} partitions ({policy.method}): "
-                 + ", ".join(f"{r} by {k}" for r, k in policy.keys().items()))
-    if sealed:
-        notes.append(f"{component} seals {', '.join(s.out for s in sealed)} per partition (B.4)")
-    if policy.replicate:
-        notes.append(f"{component} replicates {', '.join(policy.replicate)} on every partition"
-                     + (f"; {', '.join(policy.broadcast)} ordered by a coordinator at L + "
-                        f'"{partial_partition.COORD}" (B.3)' if policy.broadcast else ""))
-    try:
-        return partial_partition.partial_partition(program, component, n)
-    except partial_partition.RewriteError as exc:
-        raise UserError(f"cannot partition {component}: {exc}") from None
-
-
 def _coordinate(program, notes: list):
-    from sparkdedalus.rewrite.coordinate import coordinate
-    from sparkdedalus.rewrite.decouple import RewriteError
+    from sparkdedalus.rewrite import RewriteError, Target, coordination
     try:
-        program, applied = coordinate(program)
+        program, applied = coordination.apply(program, Target())
     except RewriteError as exc:
         raise UserError(f"cannot coordinate: {exc}") from None
     print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
@@ -151,11 +116,26 @@ def _coordinate(program, notes: list):
     return program
 
 
+def _decouple(program, component: str, selectors: list, name: str, force: bool, notes: list):
+    from sparkdedalus.rewrite import RewriteError, Target, decouple_first
+    from sparkdedalus.rewrite.decouple import check_name, select
+    try:
+        target = Target(component, select(program, component, selectors), name)
+        check_name(program, name)
+    except RewriteError as exc:
+        raise UsageError(f"--decouple {component}:{','.join(selectors)}: {exc}") from None
+    try:
+        program, applied = decouple_first(program, target, force)
+    except RewriteError as exc:
+        raise UserError(f"cannot decouple {', '.join(selectors)} from {component}: {exc}") from None
+    notes += applied
+    return program
+
+
 def handle(args) -> int:
     from sparkdedalus.program import Program
-    from sparkdedalus.rewrite import DECOUPLINGS, applicable, monotonic
-    from sparkdedalus.rewrite.decouple import RewriteError, check_name, select
-    from sparkdedalus.rewrite.text import program_text, source_rules
+    from sparkdedalus.rewrite.source import source_rules
+    from sparkdedalus.rewrite.text import program_text
     if not args.steps:
         raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N, "
                          "--auto COMPONENT[,COMPONENT...] or --coordinate")
@@ -165,32 +145,10 @@ def handle(args) -> int:
     for kind, spec in args.steps:
         if kind == "auto":
             program = _auto(program, spec, args.partitions or 4, notes)
-            continue
-        if kind != "decouple":
-            program = {"partition": _partition, "coordinate": _coordinate}[kind](program, *spec, notes)
-            continue
-        component, selectors, name = spec
-        try:
-            split = select(program, component, selectors)
-            check_name(program, name)
-        except RewriteError as exc:
-            raise UsageError(f"--decouple {component}:{','.join(selectors)}: {exc}") from None
-        found = applicable(program, component, split)
-        rewrite = found[0] if found else monotonic
-        if not found:
-            reasons = [f"  {r.precondition(program, component, split).rewrite}: {reason}"
-                       for r in DECOUPLINGS for reason in r.precondition(program, component, split).reasons]
-            if not args.force:
-                raise UserError(f"cannot decouple {', '.join(selectors)} from {component}: no precondition holds\n"
-                                + "\n".join(reasons))
-            notes += [f"UNCHECKED: {component} -> {name} forced with the {rewrite.REWRITE} mechanism; "
-                      f"its precondition fails:"] + [r.strip() for r in reasons]
+        elif kind == "decouple":
+            program = _decouple(program, *spec, args.force, notes)
         else:
-            notes.append(f"{component} -> {name}: {rewrite.REWRITE} decoupling of {', '.join(selectors)}")
-        try:
-            program = rewrite.apply(program, component, split, name)
-        except RewriteError as exc:
-            raise UserError(f"cannot decouple {', '.join(selectors)} from {component}: {exc}") from None
+            program = {"partition": _partition, "coordinate": _coordinate}[kind](program, *spec, notes)
     text = program_text(program, source_rules(program), header=["sparkdedalus rewrite: " + n for n in notes])
     if args.out:
         write_text(args.out, text)

@@ -27,9 +27,14 @@ class Placed:
 
 @dataclass
 class Loaded:
+    """Statements to check; `homes` and `gc_annotations` add to the
+    `// @home` and `// @gc` comments of `units` (a rewrite's metadata)."""
+
     statements: list[Placed]
     sources: Sources
     units: list[ast.Unit]
+    homes: tuple = ()
+    gc_annotations: tuple = ()
 
 
 def load_files(paths: list[str]) -> Loaded:

@@ -1,0 +1,58 @@
+"""The decoupling rewrites (scaling paper, section 3 and A.1-A.5) as rules of
+the table `rewrite.REWRITES`: each moves the rules `target.rules` of
+`target.component` to the new component `target.name` by the mechanism of
+`rewrite.decouple` it names, when the analysis of its name
+(`analysis.decoupling`) holds.
+
+>>> from sparkdedalus import Program
+>>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
+...                   'in("n", 1)@1; in2("n", 2)@1;')
+>>> q, notes = functional.apply(p, Target("k", (1,), "kb"))
+>>> notes
+['k -> kb: functional decoupling of b']
+"""
+
+from __future__ import annotations
+
+from sparkdedalus.analysis.decoupling import decoupling
+from sparkdedalus.rewrite.decouple import decouple
+from sparkdedalus.rewrite.rule import Rule, Target, Verdict
+
+
+def new_name(program, component: str) -> str:
+    """`COMPONENT_2`, or the first `COMPONENT_k` not taken."""
+    k = 2
+    while f"{component}_{k}" in program.components:
+        k += 1
+    return f"{component}_{k}"
+
+
+class Decoupling(Rule):
+    """A decoupling rewrite: its name in the analyses and its mechanism."""
+
+    def __init__(self, rewrite: str, mechanism: str):
+        self.REWRITE, self.mechanism_name = rewrite, mechanism
+
+    @property
+    def coordinated(self) -> bool:
+        """Whether it sequences the moved rules' inputs (batches, seals,
+        acknowledgements): the parts it makes cannot be co-hashed."""
+        return self.mechanism_name in ("batch", "acknowledge")
+
+    def analysis(self, program, target: Target) -> Verdict:
+        found = decoupling(program, target.component, target.rules).preconditions
+        verdict = next(p for p in found if p.rewrite == self.REWRITE)
+        return Verdict(verdict.applies, verdict.reasons)
+
+    def mechanism(self, program, target: Target) -> tuple:
+        name = target.name or new_name(program, target.component)
+        heads = ", ".join(dict.fromkeys(program.rules[i].head.name for i in target.rules))
+        return decouple(program, target.component, target.rules, name, self.mechanism_name), \
+            [f"{target.component} -> {name}: {self.REWRITE} decoupling of {heads}"]
+
+
+mutually_independent = Decoupling("mutually independent", "redirect")  # 3.1, A.1
+functional = Decoupling("functional", "redirect")  # 3.3, A.3
+monotonic = Decoupling("monotonic", "persist")  # 3.2, A.2
+state_machine = Decoupling("state machine", "batch")  # A.4
+asymmetric = Decoupling("asymmetric", "acknowledge")  # A.5

@@ -1,0 +1,82 @@
+"""The interface every rewrite of the table `rewrite.REWRITES` has (sqlglot's
+optimizer rules are the model): `precondition(program, target) -> Verdict`
+and `apply(program, target) -> (Program, notes)`.
+
+A rule says what the analyses require (`analysis`) and how it rewrites
+(`mechanism`, which raises `RewriteError` for what it cannot express). Its
+precondition holds when both agree: the analyses' verdict holds and the
+mechanism takes the target, so that what `explain` offers `rewrite` applies;
+`apply` refuses, with the reasons, what the precondition refuses.
+
+>>> from sparkdedalus import Program
+>>> from sparkdedalus.rewrite import partitioning
+>>> p = Program.parse('component k { n(L, B, count<X>) :- v(L, X, B); }\\n'
+...                   'component s { v(D, X, B)@async :- go(L, D, X, B); seen(L, X) :- v(L, X, B); }')
+>>> target = Target("k", partitions=2)
+>>> partitioning.analysis(p, target).applies  # co-hashing by B
+True
+>>> [str(r) for r in partitioning.precondition(p, target).reasons]
+["<string>:2:51: component 's' reads v, which the partitions of 'k' hold"]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparkdedalus.analysis.reasons import Reason
+
+
+class RewriteError(ValueError):
+    """The rewrite cannot be applied to this input (one line)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a rewrite applies to: a `component` (None: the whole program),
+    the indices of its `rules` that a decoupling moves and the `name` of the
+    new component (None: `COMPONENT_2`, or the next free number), the
+    number of `partitions` per location of a partitioning."""
+
+    component: str | None = None
+    rules: tuple = ()
+    name: str | None = None
+    partitions: int = 4
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a rewrite applies, and why (`analysis.reasons.Reason`s: why
+    not, or what it relies on)."""
+
+    applies: bool
+    reasons: tuple = ()
+
+
+class Rule:
+    """A rewrite of the table: `REWRITE` names it (module docstring)."""
+
+    REWRITE = ""
+
+    def analysis(self, program, target: Target) -> Verdict:
+        raise NotImplementedError
+
+    def mechanism(self, program, target: Target) -> tuple:
+        raise NotImplementedError
+
+    def precondition(self, program, target: Target) -> Verdict:
+        """The analyses' verdict, refused with the mechanism's reason when it cannot express the target."""
+        verdict = self.analysis(program, target)
+        if not verdict.applies:
+            return verdict
+        try:
+            self.mechanism(program, target)
+        except RewriteError as exc:
+            return Verdict(False, (Reason(str(exc)),))
+        return verdict
+
+    def apply(self, program, target: Target) -> tuple:
+        """(the rewritten `Program`, notes); a `RewriteError` with the reasons when the precondition fails."""
+        verdict = self.analysis(program, target)
+        if not verdict.applies:
+            raise RewriteError(f"the {self.REWRITE} precondition fails: " + "; ".join(map(str, verdict.reasons)))
+        return self.mechanism(program, target)
