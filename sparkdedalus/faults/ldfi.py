@@ -71,6 +71,7 @@ class Lineage:
         self.matching: dict = {}  # a negated atom (relation, pattern, tick) -> {fact key it matches: None}
         self.targets: set = set()  # rows of pre facts at EOT
         self.failures = _failures(space)  # those of the space, each a variable of the formula
+        self.runs: list = []  # the traces added
 
     def add_run(self, trace, pre_rows, blocked) -> None:
         """Add a run (a reference trace with provenance) that holds every `pre`
@@ -80,11 +81,23 @@ class Lineage:
         (`blocked(trace, relation, pattern, tick)`: the reference's
         `reference.why.blocked`, passed in since faults/ comes before reference/);
         for each negated atom, the facts that match it in the run or could (the
-        heads of such blocked instances)."""
-        eot = self.space.eot
+        heads of such blocked instances). A fact first seen in this run is
+        looked up in the earlier runs too, until no run shows a new one (Molly
+        re-derives the lineage of every run the same way)."""
+        self.runs.append(trace)
         self.targets |= set(pre_rows)
-        todo = [(name, row, eot) for row in pre_rows for name in (PRE, POST)] + list(self.supports) \
-            + [("notin",) + atom for atom in self.matching]
+        known = -1
+        while known != len(self.supports) + len(self.matching):
+            known = len(self.supports) + len(self.matching)
+            for run in self.runs:
+                self._look_up(run, blocked)
+
+    def _look_up(self, trace, blocked) -> None:
+        """Every target's `pre` and `post` facts at EOT and every fact the
+        lineage knows, looked up in one run (see `add_run`)."""
+        eot = self.space.eot
+        todo = [(name, row, eot) for row in sorted(self.targets, key=repr) for name in (PRE, POST)] \
+            + list(self.supports) + [("notin",) + atom for atom in self.matching]
         seen = set()
         while todo:
             key = todo.pop()
