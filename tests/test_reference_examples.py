@@ -275,7 +275,7 @@ def test_every_example_is_covered():
     import os
     shipped = {f for f in os.listdir(EXAMPLES) if f.endswith(".ded")}
     tested = {"broadcast.ded", "fifo_queue.ded", "lamport_clocks.ded", "nonconfluent.ded", "reliable_broadcast.ded",
-              "same_generation.ded", "scaling_running_example.ded", "sealed.ded", "sequence_counter.ded",
+              "same_generation.ded", "scaling_running_example.ded", "sealed.ded", "sequence_counter.ded", "shortest_paths.ded",
               "transitive_closure.ded", "two_phase_commit.ded", "voting.ded"}
     assert shipped <= tested, f"examples without a reference test: {sorted(shipped - tested)}"
 
