@@ -27,6 +27,21 @@ def faults_json(capsys, name, *options):
     return code, json.loads(capsys.readouterr().out)
 
 
+def spec(found: dict) -> str:
+    """The `--network` spec of a counterexample's JSON."""
+    return ",".join([f"omit={a}>{b}@{t}" for a, b, t in found["omissions"]]
+                    + [f"crash={n}@{t}" for n, t in found["crashes"]])
+
+
+def broken(program, eot: int, network_spec: str) -> set:
+    """The `pre` rows without their `post` at EOT in a run with that network."""
+    from sparkdedalus.faults.verdict import POST, PRE
+    from sparkdedalus.network import Network
+
+    trace = run(program, ticks=eot, network=Network.parse(network_spec))
+    return set(trace.relation(PRE, eot)) - set(trace.relation(POST, eot))
+
+
 #: log in examples/broadcast.ded from tick 4 on (default network), from its comments.
 BROADCAST_FINAL = frozenset({("a", "hi"), ("b", "hi"), ("c", "hi"), ("d", "hi"), ("a", "yo"), ("b", "yo"),
                              ("c", "yo"), ("a", "bye"), ("b", "bye"), ("c", "bye"), ("d", "bye")})

@@ -11,11 +11,10 @@ import textwrap
 import pytest
 
 from sparkdedalus import Program
-from sparkdedalus.faults.verdict import POST, PRE
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.reference.faults import faults as check
-from reference_helpers import FAULT_EXAMPLES, faults_json
+from reference_helpers import FAULT_EXAMPLES, broken, faults_json, spec
 
 PAXOS = ("p1", "p2", "a1", "a2", "a3")
 A = ("p2", "a1", "a2")
@@ -24,17 +23,6 @@ DECIDES = lambda p: (p, "decides", "some")  # noqa: E731
 
 def paxos():
     return Program.from_files(os.path.join(FAULT_EXAMPLES, "paxos_synod.ded"))
-
-
-def spec(found: dict) -> str:
-    return ",".join([f"omit={a}>{b}@{t}" for a, b, t in found["omissions"]]
-                    + [f"crash={n}@{t}" for n, t in found["crashes"]])
-
-
-def broken(program, eot: int, network_spec: str) -> set:
-    """The `pre` rows without their `post` at EOT in a run with that network."""
-    trace = run(program, ticks=eot, network=Network.parse(network_spec))
-    return set(trace.relation(PRE, eot)) - set(trace.relation(POST, eot))
 
 
 def decided(program, eot: int, network_spec: str) -> set:

@@ -11,11 +11,8 @@ import pytest
 
 from sparkdedalus import Program
 from sparkdedalus.faults.space import Scenario
-from sparkdedalus.faults.verdict import POST, PRE
-from sparkdedalus.network import Network
-from sparkdedalus.reference import run
 from sparkdedalus.reference.faults import faults as check
-from reference_helpers import FAULT_EXAMPLES, faults_json
+from reference_helpers import FAULT_EXAMPLES, broken, faults_json, spec
 
 TPC = ("coord", "p1", "p2", "p3")
 KAFKA = ("client", "zk", "n1", "n2", "n3")
@@ -23,18 +20,6 @@ KAFKA = ("client", "zk", "n1", "n2", "n3")
 
 def example(name):
     return Program.from_files(os.path.join(FAULT_EXAMPLES, name))
-
-
-def spec(found: dict) -> str:
-    """The `--network` spec of a counterexample's JSON."""
-    return ",".join([f"omit={a}>{b}@{t}" for a, b, t in found["omissions"]]
-                    + [f"crash={n}@{t}" for n, t in found["crashes"]])
-
-
-def broken(program, eot: int, network_spec: str) -> set:
-    """The `pre` rows without their `post` at EOT in a run with that network."""
-    trace = run(program, ticks=eot, network=Network.parse(network_spec))
-    return set(trace.relation(PRE, eot)) - set(trace.relation(POST, eot))
 
 
 # --- three-phase commit
