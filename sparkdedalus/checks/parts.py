@@ -110,8 +110,8 @@ class Lattice:
     recursion (checks/lattices.py): it holds, per group of its other columns,
     only the best value, `func` ("min" or "max") at argument `position`.
 
-    >>> Lattice("dist", "min", 2).best([("a", 1, 5), ("a", 1, 3), ("a", 2, 9)])
-    {('a', 1, 3), ('a', 2, 9)}
+    >>> sorted(Lattice("dist", "min", 2).best([("a", 1, 5), ("a", 1, 3), ("a", 2, 9)]))
+    [('a', 1, 3), ('a', 2, 9)]
     """
 
     relation: str
