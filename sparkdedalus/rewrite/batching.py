@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sparkdedalus.rewrite.rule import RewriteError
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.parser import parse_text
 
@@ -51,7 +52,9 @@ def channel(tag: str, relations: dict, ticks, to: str, held=frozenset()) -> Chan
     """The batching rules for `relations` (name -> arity) from a sender at
     L to a receiver at Lr; a batch at every tick where one of `ticks` (name
     -> arity, or names of `relations`) holds at the sender. `to` binds Lr
-    from L; the receiver reads a relation in `held` until the next batch."""
+    from L; the receiver reads a relation in `held` until the next batch.
+    A `RewriteError` when two of the relations it introduces have one name
+    (a relation `seal` sent over the channel `K` is `seal_K`, its seal)."""
     ticks = ticks if isinstance(ticks, dict) else {r: relations[r] for r in ticks}
     names = list(relations)
     sizes = "".join(f", N{i}" for i in range(1, len(names) + 1))
@@ -88,6 +91,9 @@ def channel(tag: str, relations: dict, ticks, to: str, held=frozenset()) -> Chan
     introduced += [f"{p}_{tag}" for p in ("current", "shown") if held]
     introduced += [f"{p}_{r}_{tag}" for r in names for p in ("count", "size", "got")]
     introduced += [f"{r}_{tag}{s}" for r in names for s in ("", "_sealed")]
+    twice = sorted({r for r in introduced if introduced.count(r) > 1})
+    if twice:
+        raise RewriteError(f"the batches need the relation name {twice[0]!r} for two relations")
     return Channel(tuple(sender), tuple(receiver), (*(f"{r}_{tag}" for r in names), f"seal_{tag}", f"sealed_{tag}"),
                    tuple(introduced), {r: f"{r}_{tag}_sealed" for r in names})
 
