@@ -253,7 +253,7 @@ def test_explain_json_and_one_component(tmp_path, capsys):
     path = write(tmp_path, "x.ded", EXPLAIN_PROGRAM)
     assert cli.main(["explain", path, "--format", "json", "--component", "relay"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 1 and [c["name"] for c in data["components"]] == ["relay"]
+    assert data["schema"] == 2 and [c["name"] for c in data["components"]] == ["relay"]
     relay = data["components"][0]
     assert [r["head"] for r in relay["rules"]] == ["fwd", "late"]  # lines 9 and 10, by hand
     assert relay["rules"][0]["where"] == f"{path}:9:3"

@@ -239,3 +239,18 @@ def test_the_spark_engine_runs_the_sugar_as_the_reference(spark):
     from engine_helpers import differences
     program = Program.parse(SEALED)
     assert differences(spark, program, 8, network=Network(delay=Uniform(1, 4), seed=3)) == []
+
+
+def test_a_rewritten_program_keeps_the_seal_marks():
+    # issue 31: a rewrite kept the rules a seal head stands for but no longer marked them
+    from sparkdedalus.rewrite import Target, decouple_first
+    from sparkdedalus.rewrite.decouple import select
+    from sparkdedalus.rewrite.source import assemble, source_rules
+    program = Program.parse(SEALED)
+    marked = sorted((r.head.name, r.persistence) for r in program.rules if r.sealed == "batch")
+    assert ("batch", True) in marked and ("batchSealed", False) in marked
+    same = assemble(program, source_rules(program))
+    assert sorted((r.head.name, r.persistence) for r in same.rules if r.sealed == "batch") == marked
+    moved, _ = decouple_first(program, Target("receiver", select(program, "receiver", ["seen"]), "log"))
+    assert sorted((r.head.name, r.persistence) for r in moved.rules if r.sealed == "batch") == marked
+    assert report(moved)["sealed"][0]["relation"] == "batch"

@@ -5,7 +5,11 @@ component its roles, distribution policy and decoupling candidates, with
 reasons.
 
 `report(program)` is the data (the JSON of `explain --format json`, schema in
-docs/analyses.md); `explain(program)` renders the same data as text.
+docs/analyses.md); `explain(program)` renders the same data as text. The
+rewrites sit above the analyses: given `refusals` (the shell passes
+`rewrite.refusals`), a decoupling candidate offers only the rewrites whose
+precondition holds, and lists the others the analyses allow under
+`refused`, with the reasons, so that what `explain` offers `rewrite` applies.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('p(N, X)@next :- p(N, X); p("a", 1)@1;')
@@ -31,12 +35,15 @@ from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_rule
 
 #: the version of the JSON schema (docs/analyses.md); bumped when a field changes meaning
-SCHEMA = 1
+SCHEMA = 2
 
 
-def report(program, component: str | None = None) -> dict:
+def report(program, component: str | None = None, refusals=None) -> dict:
     """The analyses of `program` as JSON data; with `component`, that
-    component only (a `ValueError` names an unknown one)."""
+    component only (a `ValueError` names an unknown one). `refusals(program,
+    component, rules, rewrite)` gives why a rewrite refuses a decoupling the
+    analyses allow (empty: it applies); without it every such decoupling is
+    offered."""
     if component is not None and component not in program.components:
         raise ValueError(f"unknown component '{component}' (components: {', '.join(program.components)})")
     derived = {r.head.name for r in program.rules if not r.persistence}
@@ -53,7 +60,7 @@ def report(program, component: str | None = None) -> dict:
                "recursive": s.recursive, "rules": len(s.rules),
                "lattices": [{"relation": lat.relation, "aggregate": lat.func, "argument": lat.position + 1}
                             for lat in s.lattices]} for s in program.strata]
-    components = [_component(program, roles) for roles in component_roles(program)
+    components = [_component(program, roles, refusals) for roles in component_roles(program)
                   if component is None or roles.name == component]
     verdict = confluence(program).to_json()
     return {
@@ -93,7 +100,7 @@ def _rule_text(rule) -> str:
     return format_rule(ast.Rule(rule.head, rule.delivery, tuple(unwild_literal(lit) for lit in rule.body)))
 
 
-def _component(program, roles) -> dict:
+def _component(program, roles, refusals) -> dict:
     return {
         "name": roles.name,
         "rules": [{"index": i, "head": program.rules[i].head.name, "where": str(program.rules[i].pos)}
@@ -102,13 +109,25 @@ def _component(program, roles) -> dict:
         "outputs": sorted(roles.outputs),
         "references": sorted(roles.references),
         "distribution_policy": distribution_policy(program, roles.name).to_json(),
-        "decouplings": [c.to_json() for c in decouplings(program, roles.name)],
+        "decouplings": [_candidate(program, c, refusals) for c in decouplings(program, roles.name)],
     }
 
 
-def explain(program, component: str | None = None) -> str:
-    """`report(program, component)` as text for a terminal."""
-    data = report(program, component)
+def _candidate(program, candidate, refusals) -> dict:
+    """A candidate's JSON: `rewrites` those that apply, `refused` the others
+    the analyses allow, with the rewrite's reasons."""
+    data = candidate.to_json()
+    refused = {name: refusals(program, candidate.component, candidate.rules, name) if refusals else ()
+               for name in data["rewrites"]}
+    data["rewrites"] = [name for name, reasons in refused.items() if not reasons]
+    data["refused"] = [{"rewrite": name, "reasons": [r.to_json() for r in reasons]}
+                       for name, reasons in refused.items() if reasons]
+    return data
+
+
+def explain(program, component: str | None = None, refusals=None) -> str:
+    """`report(program, component, refusals)` as text for a terminal."""
+    data = report(program, component, refusals)
     lines = ["relations:"]
     for rel in data["relations"]:
         cols = ", ".join(f"{c['name']}: {c['type']}" for c in rel["columns"])
@@ -168,9 +187,10 @@ def _component_text(comp: dict) -> list[str]:
         if cand["rewrites"]:
             lines.append(f"      {{{heads}}} ({cand['found_by']}): {', '.join(cand['rewrites'])}")
         else:
-            first = next((r for p in cand["preconditions"] for r in p["reasons"]), None)
+            first = next((r for p in cand["preconditions"] if not cand["refused"] for r in p["reasons"]), None)
             why = f"; e.g. {_reason(first)}" if first else ""
             lines.append(f"      {{{heads}}} ({cand['found_by']}): no rewrite{why}")
+        lines += [f"        refused by the {r['rewrite']} rewrite: {_reason(r['reasons'][0])}" for r in cand["refused"]]
     return lines
 
 

@@ -32,10 +32,12 @@ class Normalized:
     auxiliary: dict = field(default_factory=dict)  # relation made by a seal -> what it is for
 
 
-def normalize(placed, strict: bool = False) -> Normalized:
-    """`strict`: a variable that occurs in negated atoms only is an error, not a warning."""
+def normalize(placed, strict: bool = False, sealed=None) -> Normalized:
+    """`strict`: a variable that occurs in negated atoms only is an error, not
+    a warning; `sealed` (position -> relation) adds to the seals desugared here."""
     desugared = desugar_seals(placed)
-    out = Normalized(errors=desugared.errors, sealed=desugared.sealed, auxiliary=desugared.auxiliary)
+    out = Normalized(errors=desugared.errors, sealed={**(sealed or {}), **desugared.sealed},
+                     auxiliary=desugared.auxiliary)
     fresh = itertools.count(1)
     projections = itertools.count(1)
     for item in desugared.placed:

@@ -27,7 +27,7 @@ def check(loaded, strict: bool = False) -> dict:
     """Check `loaded` (from `syntax.loader`); raise `DiagnosticError` with all
     errors and warnings, or return the fields of the `Program` (its warnings
     among them) that `Program.build` makes."""
-    norm = normalize(loaded.statements, strict)
+    norm = normalize(loaded.statements, strict, loaded.sealed)
     diagnostics: list[Diagnostic] = list(norm.errors)
     arities, errors = check_arities(norm)
     diagnostics += errors

@@ -25,7 +25,7 @@ from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
 
 __all__ = ["DECOUPLINGS", "PARTITIONINGS", "REWRITES", "RewriteError", "Rule", "Target", "Verdict", "applicable",
            "asymmetric", "coordination", "decouple_first", "functional", "monotonic", "mutually_independent",
-           "partial_partitioning", "partition_by_policy", "partitioning", "state_machine"]
+           "partial_partitioning", "partition_by_policy", "partitioning", "refusals", "state_machine"]
 
 #: the decoupling rewrites, the one with the least machinery first
 DECOUPLINGS = (mutually_independent, functional, monotonic, state_machine, asymmetric)
@@ -39,6 +39,23 @@ def applicable(program, component: str, split, name: str | None = None) -> list:
     """The decoupling rewrites whose precondition holds for moving `split`."""
     target = Target(component, tuple(split), name)
     return [r for r in DECOUPLINGS if r.precondition(program, target).applies]
+
+
+def refusals(program, component: str, split, rewrite: str) -> tuple:
+    """Why the rewrite named `rewrite` refuses to move the rules `split` of
+    `component` (its precondition's reasons; none: it applies). What
+    `explain` asks of each rewrite the analyses offer (shell/explain.py).
+
+    >>> from sparkdedalus import Program
+    >>> p = Program.parse('component c { seal(L, X)@next :- in(L, X); out(L, X) :- seal(L, X), go(L); }')
+    >>> state_machine.analysis(p, Target("c", (1,))).applies
+    True
+    >>> [str(r) for r in refusals(p, "c", (1,), "state machine")]
+    ["the batches need the relation name 'seal_c_2' for two relations"]
+    """
+    rule = next(r for r in REWRITES if r.REWRITE == rewrite)
+    verdict = rule.precondition(program, Target(component, tuple(split)))
+    return () if verdict.applies else verdict.reasons
 
 
 def decouple_first(program, target: Target, force: bool = False) -> tuple:

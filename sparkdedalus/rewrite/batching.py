@@ -20,8 +20,11 @@ holds. For every relation r sent (suffix `_K`, K the new component):
 batch and, at the sender, holds the facts of an `@async` rule as
 `out_K_held(Ls, .., T)` (derivation tick T) until batch T is acknowledged.
 
->>> c = channel("kb", {"r": 2}, ("r",), 'Lr == L + "/kb"')
->>> print("\\n".join(c.receiver[-2:]))
+>>> from sparkdedalus.rewrite.build import plus
+>>> from sparkdedalus.syntax import ast
+>>> from sparkdedalus.syntax.printer import format_rule
+>>> c = channel("kb", {"r": 2}, ("r",), cmp("==", "Lr", plus("L", ast.Const("/kb"))))
+>>> print("\\n".join(map(format_rule, c.receiver[-2:])))
 sealed_kb(L, T)@next :- can_seal_kb(L, T);
 r_kb_sealed(L, X1) :- r_kb(L, X1, T), can_seal_kb(L, T);
 """
@@ -30,86 +33,95 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sparkdedalus.syntax import ast
-from sparkdedalus.syntax.parser import parse_text
+from sparkdedalus.rewrite.build import agg, atom, cmp, neg, rule
+from sparkdedalus.rewrite.rule import RewriteError
 
 
 @dataclass(frozen=True)
 class Channel:
-    sender: tuple  # rule texts at the sender
-    receiver: tuple  # rule texts at the receiver
+    sender: tuple  # ast.Rules at the sender
+    receiver: tuple  # ast.Rules at the receiver
     persisted: tuple  # relations persisted at the receiver
     relations: tuple  # every relation the channel introduces
     sealed: dict  # relation sent -> the relation the receiver reads
 
 
-def _xs(arity: int) -> str:
-    return "".join(f", X{i}" for i in range(1, arity))
+def _xs(arity: int) -> list:
+    return [f"X{i}" for i in range(1, arity)]
 
 
-def channel(tag: str, relations: dict, ticks, to: str, held=frozenset()) -> Channel:
+def channel(tag: str, relations: dict, ticks, to, held=frozenset()) -> Channel:
     """The batching rules for `relations` (name -> arity) from a sender at
     L to a receiver at Lr; a batch at every tick where one of `ticks` (name
-    -> arity, or names of `relations`) holds at the sender. `to` binds Lr
-    from L; the receiver reads a relation in `held` until the next batch."""
+    -> arity, or names of `relations`) holds at the sender. `to` (a body
+    literal) binds Lr from L; the receiver reads a relation in `held` until
+    the next batch. A `RewriteError` when two of the relations it introduces
+    have one name (a relation `seal` sent over the channel `K` is `seal_K`,
+    its seal)."""
     ticks = ticks if isinstance(ticks, dict) else {r: relations[r] for r in ticks}
     names = list(relations)
-    sizes = "".join(f", N{i}" for i in range(1, len(names) + 1))
-    sender = [f"batch_{tag}(L, T) :- {r}(L{_xs(n)})@T;" for r, n in ticks.items()]
-    sender += [f"last_{tag}(L, T)@next :- batch_{tag}(L, T);",
-               f"last_{tag}(L, P)@next :- last_{tag}(L, P), notin batch_{tag}(L, _);",
-               f"prev_{tag}(L, P) :- batch_{tag}(L, _), last_{tag}(L, P);",
-               f"prev_{tag}(L, 0) :- batch_{tag}(L, _), notin last_{tag}(L, _);"]
+    sizes = [f"N{i}" for i in range(1, len(names) + 1)]
+    batch, last, prev, seal = (f"{p}_{tag}" for p in ("batch", "last", "prev", "seal"))
+    short, can_seal, sealed = (f"{p}_{tag}" for p in ("short", "can_seal", "sealed"))
+    sender = [rule(atom(batch, "L", "T"), atom(r, "L", *_xs(n), at="T")) for r, n in ticks.items()]
+    sender += [rule(atom(last, "L", "T"), atom(batch, "L", "T"), delivery="next"),
+               rule(atom(last, "L", "P"), atom(last, "L", "P"), neg(atom(batch, "L", "_")), delivery="next"),
+               rule(atom(prev, "L", "P"), atom(batch, "L", "_"), atom(last, "L", "P")),
+               rule(atom(prev, "L", 0), atom(batch, "L", "_"), neg(atom(last, "L", "_")))]
     receiver = []
     for i, (r, n) in enumerate(relations.items(), 1):
-        sender += [f"{r}_{tag}(Lr{_xs(n)}, T)@async :- {r}(L{_xs(n)})@T, {to};",
-                   f"count_{r}_{tag}(L, T, count<*>) :- {r}(L{_xs(n)})@T;",
-                   f"size_{r}_{tag}(L, T, N) :- count_{r}_{tag}(L, T, N);",
-                   f"size_{r}_{tag}(L, T, 0) :- batch_{tag}(L, T), notin count_{r}_{tag}(L, T, _);"]
-        receiver += [f"got_{r}_{tag}(L, T, count<*>) :- {r}_{tag}(L{_xs(n)}, T);",
-                     f"short_{tag}(L, T) :- seal_{tag}(L, T, _{', _' * (i - 1)}, N{', _' * (len(names) - i)}), "
-                     f"N > 0, notin got_{r}_{tag}(L, T, N);"]
-    sender.append(f"seal_{tag}(Lr, T, P{sizes})@async :- batch_{tag}(L, T), prev_{tag}(L, P), "
-                  + "".join(f"size_{r}_{tag}(L, T, N{i}), " for i, r in enumerate(names, 1)) + f"{to};")
-    any_sizes = ", _" * len(names)
-    receiver += [f"can_seal_{tag}(L, T) :- seal_{tag}(L, T, P{any_sizes}), sealed_{tag}(L, P), "
-                 f"notin short_{tag}(L, T), notin sealed_{tag}(L, T);",
-                 f"can_seal_{tag}(L, T) :- seal_{tag}(L, T, 0{any_sizes}), "
-                 f"notin short_{tag}(L, T), notin sealed_{tag}(L, T);",
-                 f"sealed_{tag}(L, T)@next :- can_seal_{tag}(L, T);"]
+        count, size, got = f"count_{r}_{tag}", f"size_{r}_{tag}", f"got_{r}_{tag}"
+        sender += [rule(atom(f"{r}_{tag}", "Lr", *_xs(n), "T"), atom(r, "L", *_xs(n), at="T"), to, delivery="async"),
+                   rule(atom(count, "L", "T", agg("count")), atom(r, "L", *_xs(n), at="T")),
+                   rule(atom(size, "L", "T", "N"), atom(count, "L", "T", "N")),
+                   rule(atom(size, "L", "T", 0), atom(batch, "L", "T"), neg(atom(count, "L", "T", "_")))]
+        receiver += [rule(atom(got, "L", "T", agg("count")), atom(f"{r}_{tag}", "L", *_xs(n), "T")),
+                     rule(atom(short, "L", "T"), atom(seal, "L", "T", "_", *["_"] * (i - 1), "N",
+                                                      *["_"] * (len(names) - i)),
+                          cmp(">", "N", 0), neg(atom(got, "L", "T", "N")))]
+    sender.append(rule(atom(seal, "Lr", "T", "P", *sizes), atom(batch, "L", "T"), atom(prev, "L", "P"),
+                       *(atom(f"size_{r}_{tag}", "L", "T", f"N{i}") for i, r in enumerate(names, 1)), to,
+                       delivery="async"))
+    any_sizes = ["_"] * len(names)
+    receiver += [rule(atom(can_seal, "L", "T"), atom(seal, "L", "T", "P", *any_sizes), atom(sealed, "L", "P"),
+                      neg(atom(short, "L", "T")), neg(atom(sealed, "L", "T"))),
+                 rule(atom(can_seal, "L", "T"), atom(seal, "L", "T", 0, *any_sizes),
+                      neg(atom(short, "L", "T")), neg(atom(sealed, "L", "T"))),
+                 rule(atom(sealed, "L", "T"), atom(can_seal, "L", "T"), delivery="next")]
     if held:
-        receiver += [f"current_{tag}(L, T) :- can_seal_{tag}(L, T);",
-                     f"current_{tag}(L, T) :- shown_{tag}(L, T), notin can_seal_{tag}(L, _);",
-                     f"shown_{tag}(L, T)@next :- current_{tag}(L, T);"]
+        current, shown = f"current_{tag}", f"shown_{tag}"
+        receiver += [rule(atom(current, "L", "T"), atom(can_seal, "L", "T")),
+                     rule(atom(current, "L", "T"), atom(shown, "L", "T"), neg(atom(can_seal, "L", "_"))),
+                     rule(atom(shown, "L", "T"), atom(current, "L", "T"), delivery="next")]
     for r, n in relations.items():
-        now = f"current_{tag}" if r in held else f"can_seal_{tag}"
-        receiver.append(f"{r}_{tag}_sealed(L{_xs(n)}) :- {r}_{tag}(L{_xs(n)}, T), {now}(L, T);")
+        now = f"current_{tag}" if r in held else can_seal
+        receiver.append(rule(atom(f"{r}_{tag}_sealed", "L", *_xs(n)), atom(f"{r}_{tag}", "L", *_xs(n), "T"),
+                             atom(now, "L", "T")))
     introduced = [f"{p}_{tag}" for p in ("batch", "last", "prev", "seal", "short", "can_seal", "sealed")]
     introduced += [f"{p}_{tag}" for p in ("current", "shown") if held]
     introduced += [f"{p}_{r}_{tag}" for r in names for p in ("count", "size", "got")]
     introduced += [f"{r}_{tag}{s}" for r in names for s in ("", "_sealed")]
+    twice = sorted({r for r in introduced if introduced.count(r) > 1})
+    if twice:
+        raise RewriteError(f"the batches need the relation name {twice[0]!r} for two relations")
     return Channel(tuple(sender), tuple(receiver), (*(f"{r}_{tag}" for r in names), f"seal_{tag}", f"sealed_{tag}"),
                    tuple(introduced), {r: f"{r}_{tag}_sealed" for r in names})
 
 
-def acknowledgement(tag: str, back: str, outputs: dict) -> tuple:
+def acknowledgement(tag: str, back, outputs: dict) -> tuple:
     """(receiver rules, sender rules) of A.5.1: the receiver acknowledges
-    each batch it seals (`back` binds the sender Ls from L); the sender
-    releases the facts of each relation in `outputs` (name -> arity), held
-    in `NAME_K_held(L, .., T)`, once batch T is acknowledged."""
-    receiver = (f"ack_{tag}(Ls, T)@async :- can_seal_{tag}(L, T), {back};",)
+    each batch it seals (`back`, a body literal, binds the sender Ls from
+    L); the sender releases the facts of each relation in `outputs` (name ->
+    arity), held in `NAME_K_held(L, .., T)`, once batch T is acknowledged."""
+    receiver = (rule(atom(f"ack_{tag}", "Ls", "T"), atom(f"can_seal_{tag}", "L", "T"), back, delivery="async"),)
     sender = []
     for r, n in outputs.items():
-        vs = ", ".join(f"V{i}" for i in range(1, n + 1))
-        sender.append(f"{r}({vs})@async :- {held(tag, r)}(L, {vs}, T), ack_{tag}(L, T);")
+        vs = [f"V{i}" for i in range(1, n + 1)]
+        sender.append(rule(atom(r, *vs), atom(held(tag, r), "L", *vs, "T"), atom(f"ack_{tag}", "L", "T"),
+                           delivery="async"))
     return receiver, tuple(sender)
 
 
 def held(tag: str, relation: str) -> str:
     """The relation holding the facts of `relation` until their batch is acknowledged."""
     return f"{relation}_{tag}_held"
-
-
-def rules(texts) -> list:
-    """The `ast.Rule`s of rule texts."""
-    return [s for s in parse_text("\n".join(texts)).statements if isinstance(s, ast.Rule)]

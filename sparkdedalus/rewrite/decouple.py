@@ -59,12 +59,12 @@ from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.checks.normalize import is_auxiliary
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import batching
+from sparkdedalus.rewrite import build
 from sparkdedalus.rewrite.rule import RewriteError
 from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
-from sparkdedalus.syntax.printer import format_const
 from udfs.registry import FUNCTIONS
 
 
@@ -175,12 +175,14 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
     redirected = c2_reads - constant - set(forwarded)
     arity = {r: program.relations[r].arity for r in program.relations}
     if mechanism == "batch":
-        batch = batching.channel(name, {r: arity[r] for r in forwarded}, forwarded, f"Lr == L + {format_const(suffix)}")
+        batch = batching.channel(name, {r: arity[r] for r in forwarded}, forwarded,
+                                 build.cmp("==", "Lr", build.plus("L", ast.Const(suffix))))
         renames = dict(batch.sealed)
     else:
         renames = {r: f"{r}_{name}" for r in forwarded}
         batch = batching.channel(name, {r: arity[r] for r in sorted(fed_back)}, {
-            renames.get(r, r): arity[r] for r in sorted(c2_reads - constant - derived_moved)}, "home(L, Lr)",
+            renames.get(r, r): arity[r] for r in sorted(c2_reads - constant - derived_moved)},
+            build.atom("home", "L", "Lr"),
             held=fed_back - state_machine(program, sorted(split)).existence) if fed_back else None
     outputs = {r.head.name: arity[r.head.name] for r in moved
                if r.delivery == "async" and r.head.name not in c2_reads} if fed_back else {}
@@ -206,8 +208,8 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         if src.index in needed:
             rules.append(SourceRule(relocate(rule, suffix, {}, set()), name))
     if mechanism == "batch":
-        rules += [SourceRule(r, component) for r in batching.rules(batch.sender)]
-        rules += [SourceRule(r, name) for r in batching.rules(batch.receiver)]
+        rules += [SourceRule(r, component) for r in batch.sender]
+        rules += [SourceRule(r, name) for r in batch.receiver]
     else:
         for relation in forwarded:
             xs = tuple(ast.Var(f"X{i}") for i in range(1, arity[relation]))
@@ -216,9 +218,10 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
                     ast.Comparison("==", ast.Var("L2"), ast.BinOp("+", ast.Var("L"), ast.Const(suffix))))
             rules.append(SourceRule(ast.Rule(head, "async", body), component))
     if fed_back:
-        acks = batching.acknowledgement(name, f"Ls == L + {format_const(suffix)}", outputs) if outputs else ((), ())
-        rules += [SourceRule(r, name) for r in batching.rules(batch.sender + acks[1])]
-        rules += [SourceRule(r, component) for r in batching.rules(batch.receiver + acks[0])]
+        back = build.cmp("==", "Ls", build.plus("L", ast.Const(suffix)))
+        acks = batching.acknowledgement(name, back, outputs) if outputs else ((), ())
+        rules += [SourceRule(r, name) for r in batch.sender + acks[1]]
+        rules += [SourceRule(r, component) for r in batch.receiver + acks[0]]
 
     facts, own = [], own_facts(program, component)
     for fact in program.facts:

@@ -47,13 +47,13 @@ from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import partition
+from sparkdedalus.rewrite.build import agg, atom, cmp, neg, plus, rule
 from sparkdedalus.rewrite.decouple import redirect
 from sparkdedalus.rewrite.partition import note, spread, suffixes
 from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
 from sparkdedalus.rewrite.sealing import NEW, policy_rules, seal_partitions, sealed_outputs
 from sparkdedalus.rewrite.source import SourceRule, assemble
 from sparkdedalus.syntax import ast
-from sparkdedalus.syntax.parser import parse_text
 
 #: the policy method this rewrite implements
 METHOD = "partial"
@@ -127,14 +127,13 @@ def partial_partition(program, component: str, n: int) -> Program:
 
     arity = {name: program.relations[name].arity for name in broadcast + buffered}
     added = {}
-    for owner, text in _coordinator(component, broadcast, arity, n) + \
+    for owner, stmt in _coordinator(component, broadcast, arity, n) + \
             _partition_side(component, broadcast, buffered, arity, persisted):
-        for stmt in parse_text(text).statements:
-            if isinstance(stmt, ast.PersistDecl):
-                added[stmt.name] = owner
-            else:
-                rules.append(SourceRule(stmt, owner))
-                added.setdefault(stmt.head.name, None)
+        if isinstance(stmt, ast.PersistDecl):
+            added[stmt.name] = owner
+        else:
+            rules.append(SourceRule(stmt, owner))
+            added.setdefault(stmt.head.name, None)
     introduced = set(added) - set(broadcast) | {s.out + suffix for s in sealed for suffix in NEW}
     taken = sorted(introduced & set(program.relations))
     if taken or broadcast and coordinator in program.components:
@@ -157,63 +156,72 @@ def _to_coordinator(item):
     return replace(item, name=f"{item.name}_coord", args=(ast.Const(location + COORD), *item.args[1:]))
 
 
-def _columns(k: int) -> str:
-    return "".join(f", X{i}" for i in range(1, k))
+def _columns(k: int) -> list:
+    return [f"X{i}" for i in range(1, k)]
 
 
 def _coordinator(c: str, broadcast, arity: dict, n: int) -> list:
-    """(component, text of its rules and `.persist` lines) of the coordinator."""
+    """(component, rule or `.persist` declaration) of the coordinator."""
     if not broadcast:
         return []
-    k = f"{c}_coord"
-    lines = [f".persist {c}_seen", f".persist {c}_index", f".persist {c}_done"]
+    seen, index, done, inbatch, prev, part = (f"{c}_{p}" for p in ("seen", "index", "done", "inbatch", "prev", "part"))
+    missing, last, open_, commit = (f"{c}_{p}" for p in ("missing", "last", "open", "commit"))
+    out = [ast.PersistDecl(seen), ast.PersistDecl(index), ast.PersistDecl(done)]
     for r in broadcast:
         xs = _columns(arity[r])
-        lines += [f".persist {r}_order", f".persist {r}_vote",
-                  f"{c}_inbatch(Lc, T) :- {r}_coord(Lc{xs})@T;",
-                  f"{r}_order(Lc, T{xs}) :- {r}_coord(Lc{xs})@T;",
-                  f"{r}_voteReq(Lp, T, Prev{xs})@async :- {r}_coord(Lc{xs})@T, {c}_prev(Lc, Prev), "
-                  f"{c}_part(Lc, Lp);",
-                  f"{c}_missing(Lc, T) :- {r}_order(Lc, T{xs}), {c}_part(Lc, Lp), notin {r}_vote(Lc, Lp, T{xs});"]
-    lines += [f"{c}_seen(Lc, T)@next :- {c}_inbatch(Lc, T);",
-              f"{c}_last(Lc, max<T>) :- {c}_seen(Lc, T);",
-              f"{c}_prev(Lc, Prev) :- {c}_inbatch(Lc, T), {c}_last(Lc, Prev);",
-              f"{c}_prev(Lc, 0) :- {c}_inbatch(Lc, T), notin {c}_seen(Lc, _);",
-              f"{c}_index(Lc, 0) :- {c}_inbatch(Lc, T);",
-              f"{c}_index(Lc, J) :- {c}_index(Lc, I), J == I + 1, J < {n};",
-              f'{c}_part(Lc, Lp) :- {c}_index(Lc, I), home(Lc, L), tostring(I, S), Lp == L + "/p" + S;',
-              f"{c}_open(Lc, T) :- {c}_seen(Lc, T), notin {c}_done(Lc, T);",
-              f"{c}_commit(Lp, T)@async :- {c}_open(Lc, T), notin {c}_missing(Lc, T), {c}_part(Lc, Lp);",
-              f"{c}_done(Lc, T)@next :- {c}_open(Lc, T), notin {c}_missing(Lc, T);"]
-    return [(k, "\n".join(lines))]
+        out += [ast.PersistDecl(f"{r}_order"), ast.PersistDecl(f"{r}_vote"),
+                rule(atom(inbatch, "Lc", "T"), atom(f"{r}_coord", "Lc", *xs, at="T")),
+                rule(atom(f"{r}_order", "Lc", "T", *xs), atom(f"{r}_coord", "Lc", *xs, at="T")),
+                rule(atom(f"{r}_voteReq", "Lp", "T", "Prev", *xs), atom(f"{r}_coord", "Lc", *xs, at="T"),
+                     atom(prev, "Lc", "Prev"), atom(part, "Lc", "Lp"), delivery="async"),
+                rule(atom(missing, "Lc", "T"), atom(f"{r}_order", "Lc", "T", *xs), atom(part, "Lc", "Lp"),
+                     neg(atom(f"{r}_vote", "Lc", "Lp", "T", *xs)))]
+    out += [rule(atom(seen, "Lc", "T"), atom(inbatch, "Lc", "T"), delivery="next"),
+            rule(atom(last, "Lc", agg("max", "T")), atom(seen, "Lc", "T")),
+            rule(atom(prev, "Lc", "Prev"), atom(inbatch, "Lc", "T"), atom(last, "Lc", "Prev")),
+            rule(atom(prev, "Lc", 0), atom(inbatch, "Lc", "T"), neg(atom(seen, "Lc", "_"))),
+            rule(atom(index, "Lc", 0), atom(inbatch, "Lc", "T")),
+            rule(atom(index, "Lc", "J"), atom(index, "Lc", "I"), cmp("==", "J", plus("I", 1)), cmp("<", "J", n)),
+            rule(atom(part, "Lc", "Lp"), atom(index, "Lc", "I"), atom("home", "Lc", "L"), atom("tostring", "I", "S"),
+                 cmp("==", "Lp", plus("L", ast.Const("/p"), "S"))),
+            rule(atom(open_, "Lc", "T"), atom(seen, "Lc", "T"), neg(atom(done, "Lc", "T"))),
+            rule(atom(commit, "Lp", "T"), atom(open_, "Lc", "T"), neg(atom(missing, "Lc", "T")),
+                 atom(part, "Lc", "Lp"), delivery="async"),
+            rule(atom(done, "Lc", "T"), atom(open_, "Lc", "T"), neg(atom(missing, "Lc", "T")), delivery="next")]
+    return [(f"{c}_coord", stmt) for stmt in out]
 
 
 def _partition_side(c: str, broadcast, buffered, arity: dict, persisted: dict) -> list:
-    """(component, text) of what the partitions add: hold, vote,
-    apply in order, freeze; buffer the partitioned inputs."""
+    """(component, rule or `.persist` declaration) of what the partitions
+    add: hold, vote, apply in order, freeze; buffer the partitioned inputs."""
     if not broadcast:
         return []
-    lines = [f".persist {c}_committed", f".persist {c}_processed"]
+    committed, processed, batch, ready, frozen = (f"{c}_{p}" for p in
+                                                  ("committed", "processed", "batch", "ready", "frozen"))
+    out = [ast.PersistDecl(committed), ast.PersistDecl(processed)]
     for r in broadcast:
         xs = _columns(arity[r])
-        lines += [f".persist {r}_held",
-                  f"{r}_held(Lp, T, Prev{xs}) :- {r}_voteReq(Lp, T, Prev{xs});",
-                  f'{r}_vote(Lc, Lp, T{xs})@async :- {r}_voteReq(Lp, T, Prev{xs}), home(Lp, L), Lc == L + "{COORD}";',
-                  f"{c}_batch(Lp, T, Prev) :- {r}_held(Lp, T, Prev{xs});",
-                  f"{r}(Lp{xs}) :- {r}_held(Lp, T, Prev{xs}), {c}_ready(Lp, T);"]
-    lines += [f"{c}_committed(Lp, T) :- {c}_commit(Lp, T);",
-              f"{c}_ready(Lp, T) :- {c}_committed(Lp, T), {c}_batch(Lp, T, 0), notin {c}_processed(Lp, T);",
-              f"{c}_ready(Lp, T) :- {c}_committed(Lp, T), {c}_batch(Lp, T, Prev), {c}_processed(Lp, Prev), "
-              f"notin {c}_processed(Lp, T);",
-              f"{c}_processed(Lp, T)@next :- {c}_ready(Lp, T);",
-              f"{c}_frozen(Lp) :- {c}_batch(Lp, T, _), notin {c}_processed(Lp, T);"]
+        out += [ast.PersistDecl(f"{r}_held"),
+                rule(atom(f"{r}_held", "Lp", "T", "Prev", *xs), atom(f"{r}_voteReq", "Lp", "T", "Prev", *xs)),
+                rule(atom(f"{r}_vote", "Lc", "Lp", "T", *xs), atom(f"{r}_voteReq", "Lp", "T", "Prev", *xs),
+                     atom("home", "Lp", "L"), cmp("==", "Lc", plus("L", ast.Const(COORD))), delivery="async"),
+                rule(atom(batch, "Lp", "T", "Prev"), atom(f"{r}_held", "Lp", "T", "Prev", *xs)),
+                rule(atom(r, "Lp", *xs), atom(f"{r}_held", "Lp", "T", "Prev", *xs), atom(ready, "Lp", "T"))]
+    out += [rule(atom(committed, "Lp", "T"), atom(f"{c}_commit", "Lp", "T")),
+            rule(atom(ready, "Lp", "T"), atom(committed, "Lp", "T"), atom(batch, "Lp", "T", 0),
+                 neg(atom(processed, "Lp", "T"))),
+            rule(atom(ready, "Lp", "T"), atom(committed, "Lp", "T"), atom(batch, "Lp", "T", "Prev"),
+                 atom(processed, "Lp", "Prev"), neg(atom(processed, "Lp", "T"))),
+            rule(atom(processed, "Lp", "T"), atom(ready, "Lp", "T"), delivery="next"),
+            rule(atom(frozen, "Lp"), atom(batch, "Lp", "T", "_"), neg(atom(processed, "Lp", "T")))]
     for q in buffered:
         xs = _columns(arity[q])
-        lines.append(f"{q}_sealed(Lp{xs}) :- {q}(Lp{xs}), notin {c}_frozen(Lp);")
+        out.append(rule(atom(f"{q}_sealed", "Lp", *xs), atom(q, "Lp", *xs), neg(atom(frozen, "Lp"))))
         if q in persisted:
-            lines.append(f".persist {q}_sealed")
+            out.append(ast.PersistDecl(f"{q}_sealed"))
             continue
-        lines += [f"{q}_sealed(Lp{xs}) :- {q}_buffer(Lp{xs}), notin {c}_frozen(Lp);",
-                  f"{q}_buffer(Lp{xs})@next :- {q}(Lp{xs}), {c}_frozen(Lp);",
-                  f"{q}_buffer(Lp{xs})@next :- {q}_buffer(Lp{xs}), {c}_frozen(Lp);"]
-    return [(c, "\n".join(lines))]
+        out += [rule(atom(f"{q}_sealed", "Lp", *xs), atom(f"{q}_buffer", "Lp", *xs), neg(atom(frozen, "Lp"))),
+                rule(atom(f"{q}_buffer", "Lp", *xs), atom(q, "Lp", *xs), atom(frozen, "Lp"), delivery="next"),
+                rule(atom(f"{q}_buffer", "Lp", *xs), atom(f"{q}_buffer", "Lp", *xs), atom(frozen, "Lp"),
+                     delivery="next")]
+    return [(c, stmt) for stmt in out]

@@ -41,10 +41,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sparkdedalus.analysis.roles import component_rules
+from sparkdedalus.rewrite.build import agg, atom, cmp, rule
 from sparkdedalus.rewrite.rule import RewriteError
 from sparkdedalus.rewrite.source import SourceRule
 from sparkdedalus.syntax import ast
-from sparkdedalus.syntax.parser import parse_text
 from udfs.registry import FUNCTIONS
 
 
@@ -112,7 +112,7 @@ def seal_partitions(rules: list, component: str, sealed, n: int) -> tuple:
                 kept.append(replace(src, rule=_tagged(src.rule, senders[head.name], s.keys)))
             elif head.name not in receiver:
                 kept.append(src)
-        rules = kept + [SourceRule(stmt, owner) for stmt in parse_text(_receiver(s, n)).statements]
+        rules = kept + [SourceRule(stmt, owner) for stmt in _receiver(s, n)]
         persisted.update({f"{s.out}Part": owner, f"{s.out}CountPart": owner})
     return rules, persisted
 
@@ -125,14 +125,16 @@ def _tagged(rule: ast.Rule, name: str, keys: int) -> ast.Rule:
     return replace(rule, head=replace(rule.head, name=name, args=tagged))
 
 
-def _receiver(s: Sealed, n: int) -> str:
+def _receiver(s: Sealed, n: int) -> list:
+    """The receiver's rules counting `s` per partition (module docstring)."""
     o = s.out
-    ks = "".join(f", K{i}" for i in range(1, s.keys + 1))
-    xs = "".join(f", X{i}" for i in range(1, s.values + 1))
-    return "\n".join([
-        f"{o}(L{ks}{xs}) :- {o}Part(L{ks}, P{xs});",
-        f"{o}ReceivedPart(L{ks}, P, count<*>) :- {o}Part(L{ks}, P{xs});",
-        f"{o}Done(L{ks}, P) :- {o}CountPart(L{ks}, P, N), {o}ReceivedPart(L{ks}, P, N);",
-        f"{o}Done(L{ks}, P) :- {o}CountPart(L{ks}, P, 0);",
-        f"{o}Parts(L{ks}, count<P>) :- {o}Done(L{ks}, P);",
-        f"{o}Sealed(L{ks}{xs}) :- {o}Part(L{ks}, P{xs}), {o}Parts(L{ks}, M), M == {n};"])
+    ks = [f"K{i}" for i in range(1, s.keys + 1)]
+    xs = [f"X{i}" for i in range(1, s.values + 1)]
+    return [rule(atom(o, "L", *ks, *xs), atom(f"{o}Part", "L", *ks, "P", *xs)),
+            rule(atom(f"{o}ReceivedPart", "L", *ks, "P", agg("count")), atom(f"{o}Part", "L", *ks, "P", *xs)),
+            rule(atom(f"{o}Done", "L", *ks, "P"), atom(f"{o}CountPart", "L", *ks, "P", "N"),
+                 atom(f"{o}ReceivedPart", "L", *ks, "P", "N")),
+            rule(atom(f"{o}Done", "L", *ks, "P"), atom(f"{o}CountPart", "L", *ks, "P", 0)),
+            rule(atom(f"{o}Parts", "L", *ks, agg("count", "P")), atom(f"{o}Done", "L", *ks, "P")),
+            rule(atom(f"{o}Sealed", "L", *ks, *xs), atom(f"{o}Part", "L", *ks, "P", *xs),
+                 atom(f"{o}Parts", "L", *ks, "M"), cmp("==", "M", n))]

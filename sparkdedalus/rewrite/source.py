@@ -63,6 +63,7 @@ def layout(program, rules, facts=None, persisted=None, decls=()) -> tuple:
     facts = program.facts if facts is None else facts
     if persisted is None:
         persisted = {r.head.name: r.component for r in program.rules if r.persistence}
+    where = {r.head.name: r.pos for r in program.rules if r.persistence}
     declared = [ast.Decl(r.name, tuple(ast.Column(c, t) for c, t in zip(r.columns, r.types)))
                 for r in program.relations.values() if r.declared]
     top = declared + list(decls) + list(program.inputs)
@@ -73,7 +74,8 @@ def layout(program, rules, facts=None, persisted=None, decls=()) -> tuple:
                                      *(r.component for r in rules), *persisted.values()]))
     blocks = []
     for name in components:
-        inner = [ast.PersistDecl(r) for r, c in persisted.items() if c == name]
+        inner = [ast.PersistDecl(r, where[r]) if r in where else ast.PersistDecl(r)
+                 for r, c in persisted.items() if c == name]
         inner += [r.rule for r in rules if r.component == name]
         if name != DEFAULT_COMPONENT:
             inner += [ast.Fact(f.atom, f.tick, f.pos) for f in facts if f.component == name]
@@ -85,12 +87,14 @@ def layout(program, rules, facts=None, persisted=None, decls=()) -> tuple:
 def assemble(program, rules, facts=None, persisted=None, decls=(), homes=(), gc_annotations=None) -> Program:
     """The checked `Program` of `layout(program, rules, facts, persisted,
     decls)`, with `program.homes + homes` and `gc_annotations` (default the
-    program's); raises `DiagnosticError` as the front end does."""
+    program's); the rules and `.persist` declarations that keep the position
+    of a rule a `seal` head stands for stay marked (`Rule.sealed`). Raises
+    `DiagnosticError` as the front end does."""
     top, blocks, main_facts = layout(program, rules, facts, persisted, decls)
     placed = [Placed(s, DEFAULT_COMPONENT) for s in top]
     placed += [Placed(s, name) for name, inner in blocks for s in inner]
     placed += [Placed(s, DEFAULT_COMPONENT) for s in main_facts]
     annotations = program.gc_annotations if gc_annotations is None else gc_annotations
     loaded = Loaded(placed, program.sources, [], homes=tuple(dict.fromkeys(program.homes + tuple(homes))),
-                    gc_annotations=tuple(annotations))
+                    gc_annotations=tuple(annotations), sealed={r.pos: r.sealed for r in program.rules if r.sealed})
     return Program.build(loaded)

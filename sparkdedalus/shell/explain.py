@@ -1,6 +1,8 @@
 """`sparkdedalus explain FILE... [--component NAME] [--format text|json]`: the
 relations, strata and, per component, the analyses' verdicts with their
-reasons (`sparkdedalus.analysis.explain`; the JSON schema is in docs/analyses.md)."""
+reasons (`sparkdedalus.analysis.explain`; the JSON schema is in docs/analyses.md).
+A decoupling candidate offers the rewrites `rewrite` applies to it: the
+report asks the rewrite table (`sparkdedalus.rewrite.refusals`)."""
 
 from __future__ import annotations
 
@@ -23,12 +25,13 @@ def add_parser(commands) -> None:
 
 def handle(args) -> int:
     from sparkdedalus.analysis.explain import explain, report
+    from sparkdedalus.rewrite import refusals
     program = check.load(args)
     if args.component is not None and args.component not in program.components:
         raise UsageError(f"--component: unknown component '{args.component}' "
                          f"(components: {', '.join(program.components)})")
     if args.format == "json":
-        print(json.dumps(report(program, args.component), indent=2))
+        print(json.dumps(report(program, args.component, refusals), indent=2))
     else:
-        print(explain(program, args.component))
+        print(explain(program, args.component, refusals))
     return 0

@@ -8,7 +8,7 @@ include chain. Several files given together form one program.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.diagnostics import Diagnostic, DiagnosticError, Sources
@@ -28,13 +28,16 @@ class Placed:
 @dataclass
 class Loaded:
     """Statements to check; `homes` and `gc_annotations` add to the
-    `// @home` and `// @gc` comments of `units` (a rewrite's metadata)."""
+    `// @home` and `// @gc` comments of `units`, and `sealed` (position ->
+    relation) marks the rules at those positions as the desugaring of a
+    `seal` head, as its own desugaring does (a rewrite's metadata)."""
 
     statements: list[Placed]
     sources: Sources
     units: list[ast.Unit]
     homes: tuple = ()
     gc_annotations: tuple = ()
+    sealed: dict = field(default_factory=dict)
 
 
 def load_files(paths: list[str]) -> Loaded:
