@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparkdedalus import Program
-from sparkdedalus.faults.ldfi import Lineage, Support
+from sparkdedalus.faults.ldfi import Beyond, Lineage, Support
 from sparkdedalus.faults.space import Scenario, Space, resolve
 from sparkdedalus.network import Message
 from sparkdedalus.reference.faults import faults as check
@@ -114,6 +114,50 @@ def test_a_blocked_rule_instance_keeps_pre_alive_when_its_blocker_is_lost():
     assert lineage.candidates() == [Scenario(omissions=(("a", "b", 1),))]
     del facts["pre", ("b",), 2][1]
     assert _lineage(Space(("a", "b"), eot=2, eff=2), facts, [("b",)]).candidates() == []
+
+
+def test_a_maximum_is_lost_when_a_greater_member_holds():
+    # post(r)@3 :- top(r, 1)@3, or top(r, 2)@3 with conf(r)@3 (c's message at 1);
+    # top(r, max<X>) :- got(r, X): top(r, 1) rests on got(r, 1) and is lost while
+    # got(r, 2)@3 (b's message at 1) holds. Losing c's message alone loses post.
+    omit_cr1, omit_br1 = frozenset({("omit", "c", "r", 1)}), frozenset({("omit", "b", "r", 1)})
+    greater = ("got", ("r", Beyond(1)), 3)
+    facts = {("post", ("r",), 3): [Support((("top", ("r", 1), 3),), frozenset()),
+                                   Support((("top", ("r", 2), 3), ("conf", ("r",), 3)), frozenset())],
+             ("top", ("r", 1), 3): [Support((("got", ("r", 1), 3),), frozenset(), others=(greater,))],
+             ("top", ("r", 2), 3): [Support((("got", ("r", 1), 3), ("got", ("r", 2), 3)), frozenset())],
+             ("got", ("r", 1), 3): [LEAF], ("got", ("r", 2), 3): [Support((), omit_br1)],
+             ("conf", ("r",), 3): [Support((), omit_cr1)], ("pre", ("r",), 3): [LEAF]}
+    lineage = _lineage(Space(("r", "b", "c"), eot=3, eff=2), facts, [("r",)])
+    lineage.add_absent(greater, [("got", ("r", 2), 3)])
+    assert lineage.candidates() == [Scenario(omissions=(("c", "r", 1),))]
+    del facts["top", ("r", 1), 3][0]  # as the group alone: top(r, 1) survives, no candidate
+    facts["top", ("r", 1), 3].append(Support((("got", ("r", 1), 3),), frozenset()))
+    assert _lineage(Space(("r", "b", "c"), eot=3, eff=2), facts, [("r",)]).candidates() == []
+
+
+def test_an_aggregate_derivation_lists_the_members_that_would_change_it():
+    program = Program.parse("""top(R, max<X>) :- got(R, X, _);
+        low(R, min<X>)@next :- got(R, X, Y), ok(Y);
+        n(R, count<X>) :- got(R, X, Y), ok(Y);""")
+    lineage = Lineage(Space(("a", "b"), eot=2, eff=2))
+    body = (FactAt("got", ("r", 1, "y"), 2), FactAt("ok", ("y",), 2))
+    others = [lineage.support(key, Derivation(kind, rule=i, body=body), program).others
+              for i, (key, kind) in enumerate([(("top", ("r", 3), 2), "rule"), (("low", ("r", 1), 3), "next"),
+                                               (("n", ("r", 1), 2), "rule")])]
+    assert others == [(("got", ("r", Beyond(3), None), 2),),  # a greater X
+                      (("got", ("r", Beyond(1, below=True), None), 2),),  # a smaller X, read at the tick before
+                      (("got", ("r", None, None), 2), ("ok", (None,), 2))]  # any other member
+    # a member in the derivation's own body does not count as another
+    lineage.add_fact(("n", ("r", 1), 2), [lineage.support(("n", ("r", 1), 2),
+                                                           Derivation("rule", rule=2, body=body), program)])
+    lineage.add_absent(("got", ("r", None, None), 2), [("got", ("r", 1, "y"), 2)])
+    lineage.add_absent(("ok", (None,), 2), [("ok", ("y",), 2)])
+    for fact in (("got", ("r", 1, "y"), 2), ("ok", ("y",), 2), ("pre", ("b",), 2)):
+        lineage.add_fact(fact, [LEAF])
+    lineage.add_fact(("post", ("b",), 2), [Support((("n", ("r", 1), 2),), OMIT_AB1)])
+    lineage.targets.add(("b",))
+    assert lineage.candidates() == [Scenario(omissions=(("a", "b", 1),))]
 
 
 def test_the_crash_bound_limits_the_candidates():

@@ -9,7 +9,10 @@ at or before the send tick; a rule's `notin crash(...)` breaks when a matching
 crash happens; any other `notin` breaks when a fact it matches comes to hold.
 Facts absent from a run can hold under failures: the lineage also holds the rule
 instances that only a negated atom blocked (`reference.why.blocked`), which
-apply once the blocking facts lose their derivations. A failure set is a
+apply once the blocking facts lose their derivations. An aggregate's fact rests
+on its group, and is lost when a member comes to hold that changes its value: for
+`max<>` (`min<>`) one with a greater (smaller) value, for the others any (`others`
+atoms, matched like negated atoms). A failure set is a
 candidate when, for some target (a `pre` fact at EOT seen in a run), the `post`
 fact with the same row loses every derivation while the `pre` fact keeps one.
 The solver (python-sat, docs/faults.md) finds the candidates that are minimal
@@ -38,6 +41,7 @@ from pysat.solvers import Solver
 from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.faults.verdict import POST, PRE
 from sparkdedalus.program import CRASH
+from sparkdedalus.syntax import ast
 from udfs.registry import spark_string
 
 #: the SAT solver python-sat runs (CaDiCaL 1.9.5)
@@ -49,13 +53,32 @@ class Support:
     """One derivation of a fact as LDFI sees it: the facts it joined (`body`:
     (relation, row, tick) keys), the failures any one of which breaks it, and
     the failures it needs (a `crash` fact of the failure model needs its crash),
-    and the negated atoms no holding fact may match (`unless`). A failure is
-    ("omit", sender, receiver, tick) or ("crash", node, tick)."""
+    the negated atoms no holding fact may match (`unless`), and for an aggregate
+    the atoms no holding fact outside `body` may match (`others`: a member that
+    changes its value). A failure is ("omit", sender, receiver, tick) or
+    ("crash", node, tick)."""
 
     body: tuple
     broken_by: frozenset
     needs: frozenset = frozenset()
     unless: tuple = ()  # negated atoms other than crash's: (relation, pattern, tick), None for any value
+    others: tuple = ()  # (relation, pattern, tick); a pattern may hold a `Beyond`
+
+
+@dataclass(frozen=True)
+class Beyond:
+    """In a pattern: any value greater than `value` (`below`: smaller), a member
+    that would replace a `max<>` (`min<>`).
+
+    >>> _matches(("r", Beyond(1)), ("r", 2)), _matches(("r", Beyond(1, below=True)), ("r", 2))
+    (True, False)
+    """
+
+    value: object
+    below: bool = False
+
+    def admits(self, value) -> bool:
+        return value < self.value if self.below else value > self.value
 
 
 class Lineage:
@@ -106,15 +129,17 @@ class Lineage:
             seen.add(key)
             if key[0] == "notin":
                 _, relation, pattern, tick = key
-                rows = [row for row in trace.at(tick)[relation] if _matches(pattern, row)]
-                facts = [(relation, row, tick) for row in rows + [row for row, _ in blocked(trace, *key[1:])]]
+                loose = tuple(None if isinstance(p, Beyond) else p for p in pattern)
+                rows = list(trace.at(tick)[relation]) + [row for row, _ in blocked(trace, relation, loose, tick)]
+                facts = [(relation, row, tick) for row in rows if _matches(pattern, row)]
                 self.add_absent(key[1:], facts)
                 todo += facts
                 continue
             derivations = list(trace.provenance.derivations(*key)) + [d for _, d in blocked(trace, *key)]
-            supports = [self.support(key, d) for d in derivations]
+            supports = [self.support(key, d, trace.program) for d in derivations]
             self.add_fact(key, supports)
-            todo += [b for s in supports for b in s.body] + [("notin",) + atom for s in supports for atom in s.unless]
+            todo += [b for s in supports for b in s.body] \
+                + [("notin",) + atom for s in supports for atom in s.unless + s.others]
 
     def add_fact(self, key: tuple, supports) -> None:
         """Add the derivations of the fact `key` (relation, row, tick)."""
@@ -127,8 +152,9 @@ class Lineage:
         atom `atom` (relation, pattern, tick)."""
         self.matching.setdefault(atom, {}).update(dict.fromkeys(facts))
 
-    def support(self, key: tuple, derivation) -> Support:
-        """A provenance derivation of the fact `key` as a `Support` (see `add_run`)."""
+    def support(self, key: tuple, derivation, program=None) -> Support:
+        """A provenance derivation of the fact `key` as a `Support` (see `add_run`);
+        an aggregate's (`program` given) with its `others` (see `_others`)."""
         body = tuple((f.relation, f.row, f.tick) for f in derivation.body)
         broken, unless = set(), []
         if derivation.kind == "crash":  # the fact crash(L, N, T) holds when N crashes at T
@@ -145,7 +171,9 @@ class Lineage:
                 broken |= self._crash_matches(absent.pattern)
             else:
                 unless.append((absent.relation, absent.pattern, absent.tick))
-        return Support(body, frozenset(broken), unless=tuple(unless))
+        rule = program.rules[derivation.rule] if program is not None and derivation.rule is not None else None
+        others = _others(rule, key, derivation) if rule is not None and rule.is_aggregate else ()
+        return Support(body, frozenset(broken), unless=tuple(unless), others=others)
 
     def _crash_matches(self, pattern: tuple) -> set:
         """The crashes of the space that give a `crash(L, N, T)` fact matching
@@ -176,7 +204,44 @@ def _failures(space: Space) -> tuple:
 
 
 def _matches(pattern: tuple, row: tuple) -> bool:
-    return all(p is None or p == v for p, v in zip(pattern, row))
+    return all(p is None or (p.admits(v) if isinstance(p, Beyond) else p == v) for p, v in zip(pattern, row))
+
+
+def _others(rule, key: tuple, derivation) -> tuple:
+    """The atoms (relation, pattern, tick) of the members that would change the
+    aggregate fact `key` derived by `rule`: the body atoms over its group (the
+    head's variables bound to `key`'s values); for `max<X>` (`min<X>`) those with
+    X, X greater (smaller) than the fact's, for `count`, `sum` and `avg` all of
+    them. A fact matching one counts as a member whether or not it joins the
+    other atoms or passes the negated atoms and comparisons (the aggregate is
+    thought lost more often than it is).
+
+    >>> from sparkdedalus import Program
+    >>> from sparkdedalus.reference.provenance import Derivation
+    >>> rule = Program.parse('top(R, max<X>) :- got(R, X), ok(R);').rules[0]
+    >>> _others(rule, ("top", ("r", 1), 3), Derivation("rule"))
+    (('got', ('r', Beyond(value=1, below=False)), 3),)
+    """
+    _, row, tick = key
+    at = tick if derivation.kind == "rule" else tick - 1 if derivation.kind == "next" else derivation.message.send_tick
+    group, better = {}, {}  # variable -> value of `key`; aggregated variable -> Beyond
+    for arg, value in zip(rule.head.args, row):
+        if isinstance(arg, ast.Var):
+            group[arg.name] = value
+        elif isinstance(arg, ast.Aggregate) and arg.func in ("max", "min"):
+            better[arg.var.name] = Beyond(value, below=arg.func == "min")
+    every = any(a.func not in ("max", "min") for a in rule.aggregates)
+    found = []
+    for atom in rule.positive_atoms:
+        pattern = tuple(arg.value if isinstance(arg, ast.Const) else group.get(getattr(arg, "name", None))
+                        for arg in atom.args)
+        read = atom.time.tick if isinstance(atom.time, ast.TickTime) else at
+        if every:
+            found.append((atom.name, pattern, read))
+        for i, arg in enumerate(atom.args):
+            if isinstance(arg, ast.Var) and arg.name in better:
+                found.append((atom.name, pattern[:i] + (better[arg.name],) + pattern[i + 1:], read))
+    return tuple(dict.fromkeys(found))
 
 
 def _scenario_failures(scenario: Scenario) -> set:
@@ -188,10 +253,11 @@ class Formula:
     holds") and per derivation ("it applies"):
 
     - a derivation whose body holds, that no failure breaks and whose negated
-      atoms no holding fact matches makes its fact hold (a `post` fact required
+      atoms (and `others`) no holding fact matches makes its fact hold (a `post` fact required
       not to hold has every derivation broken, recursion included);
     - a fact holds only through one of its derivations, which then is unbroken,
-      has its body and no fact matching a negated atom (the completion: a `pre`
+      has its body and no fact matching a negated atom, nor for an aggregate a
+      fact outside its body matching one of `others` (the completion: a `pre`
       fact required to hold keeps a derivation; on a cycle it may be assumed,
       which only adds candidates);
     - some target's `pre` fact holds and its `post` fact does not;
@@ -217,7 +283,9 @@ class Formula:
                 body = [holds(b) for b in support.body]
                 broken = [self.var[f] for f in support.broken_by]
                 needs = [self.var[f] for f in support.needs]
-                unless = [holds(f) for atom in support.unless for f in lineage.matching.get(atom, ())]
+                unless = [holds(f) for atom in support.unless for f in lineage.matching.get(atom, ())] \
+                    + [holds(f) for atom in support.others for f in lineage.matching.get(atom, ())
+                       if f not in support.body]
                 self.clauses.append([-b for b in body] + broken + [-n for n in needs] + unless + [holds(key)])
                 applies.append(self._new())
                 self.clauses += [[-applies[-1], b] for b in body] + [[-applies[-1], -f] for f in broken] \
