@@ -1,8 +1,8 @@
 """examples/faults/paxos_synod.ded on the reference engine: the verdicts its header
 derives (enumeration), LDFI's verdicts and executions, a counterexample replayed from
-its network spec, and, as strict xfails, where LDFI's verdict differs from the
-enumeration's (the duel of space E; a minimal reproduction of the max<> cause); the
-minimal reproduction of a fact first seen in a later run now agrees."""
+its network spec, and, as a strict xfail, where LDFI's verdict differs from the
+enumeration's (the duel of space E); the minimal reproductions of a fact first seen
+in a later run and of a max<> replaced by a greater member now agree."""
 
 import itertools
 import os
