@@ -4,6 +4,7 @@
                      [--relations a,b] [--at K] [--seed S] [--network SPEC]
                      [--inputs DIR] [--master URL | --remote URL] [--conf KEY=VALUE]... [--ui]
                      [--stats FILE] [--quiet] [--store PATH [--resume] [--commit-every K]] [--gc auto|on|off]
+                     [--provenance]
 
 Prints the facts of tick K (default: the last); `--format json` (the default)
 prints `{"tick": K, "relations": {"name": [[row], ...]}}`, the shared JSON
@@ -17,6 +18,9 @@ nothing when the program declares no `.output`; `on` every relation the GC
 analysis finds a rule for; `off` nothing. When a printed relation is collected,
 a line on stderr says so, and `--format json` names it in `"gc_collected"`.
 `--stats` reports the persisted rows carried after every tick (both engines).
+`--provenance` (reference engine; not with csv) adds every derivation of every
+printed fact: a `"provenance"` list of records in JSON, a derivations section
+after the table (docs/provenance.md).
 Exit codes: 0 success, 1 program or data errors (a run out of memory among
 them), 2 usage errors (one line each).
 """
@@ -24,6 +28,7 @@ them), 2 usage errors (one line each).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 
@@ -53,7 +58,7 @@ def add_arguments(run, session_options: bool = True) -> None:
     if session_options:
         run.add_argument("--engine", default="spark", choices=ENGINES, help="spark (default) or reference")
     else:  # the job's session is spark-submit's: these options have fixed values
-        run.set_defaults(engine="spark", master=None, remote=None, verbose=False, ui=False)
+        run.set_defaults(engine="spark", master=None, remote=None, verbose=False, ui=False, provenance=False)
     run.add_argument("--ticks", metavar="N", dest="tick_count", required=True, type=integer(minimum=1),
                      help="run ticks 1..N (required)")
     run.add_argument("--format", default="json", choices=FORMATS, help="output format: json (default), table or csv")
@@ -87,6 +92,8 @@ def add_arguments(run, session_options: bool = True) -> None:
     run.add_argument("--store-writer", default="auto", help=argparse.SUPPRESS)  # auto, spark or delta-rs
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     if session_options:
+        run.add_argument("--provenance", action="store_true",
+                         help="also print every derivation of every printed fact (reference engine, json or table)")
         run.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
     add_hidden_strict(run)
 
@@ -111,15 +118,28 @@ def handle(args, new_session=None) -> int:
 def _run_reference(program, args) -> int:
     from sparkdedalus.reference import run
     collect = collected(program, args)
-    trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs, gc=collect)
+    trace = run(program, ticks=args.tick_count, network=args.network_model, inputs_dir=args.inputs, gc=collect,
+                provenance=args.provenance)
     tick = args.at_tick or args.tick_count
     names = args.relation_list or list(program.outputs)
     hidden = shown_collected(collect, names)
-    print(render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program, hidden))
+    text = render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program, hidden)
+    if args.provenance:
+        text = _with_provenance(args.format, text, trace, tick, names)
+    print(text)
     say_collected(hidden)
     if args.stats:
         _write_reference_stats(args.stats, trace, collect)
     return 0
+
+
+def _with_provenance(fmt: str, text: str, trace, tick: int, names: list) -> str:
+    """The output `text` with the derivations of its facts: JSON gains a
+    `"provenance"` key, a table a section after it."""
+    from sparkdedalus.reference.why import derivation_records, derivations_text
+    if fmt == "json":
+        return json.dumps({**json.loads(text), "provenance": derivation_records(trace, tick, names)})
+    return f"{text}\n\n{derivations_text(trace, tick, names)}"
 
 
 def _write_reference_stats(path: str, trace, collect: list) -> None:
@@ -136,6 +156,11 @@ def _write_reference_stats(path: str, trace, collect: list) -> None:
 def _check_options(args) -> None:
     """Refuse the options that do not go together and add the values they make:
     commit_period, conf_settings, and the --seed in network_model."""
+    if args.provenance and args.engine != "reference":
+        raise UsageError("provenance is recorded by the reference engine only: --engine reference")
+    if args.provenance and args.format == "csv":
+        raise UsageError("--provenance prints with --format json or table: a CSV of facts has no place for "
+                         "derivations")
     if args.resume and not args.store:
         raise UsageError("--resume needs --store PATH")
     if args.store and args.engine != "spark":
