@@ -22,12 +22,15 @@ VOTING, TWO_PC = str(EXAMPLES / "voting.ded"), str(EXAMPLES / "two_phase_commit.
 
 # Derived from the programs: the largest candidate a decoupling applies to moves first.
 # Voting's leader has two independent parts, {ballot} and the collectors; the collectors
-# move, and ballot alone is all that stays. The participant's vote rule negates voted,
-# which the other rule derives: no decoupling. Everything is co-hashed by the ballot.
+# move, then ballot, which reads the client's requests: the leader relays them (the paper's
+# broadcasters) and is not partitioned (the client's rule would change). The participant's
+# vote rule negates voted, which the other rule derives: no decoupling. The rest is co-hashed
+# by the ballot.
 VOTING_NOTES = [
     "leader -> leader_2: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, replied "
-    "(independent part)",
-    "leader on 4 partitions (co-hashing)", "leader_2 on 4 partitions (co-hashing)",
+    "(independent part)", "leader -> leader_3: mutually independent decoupling of ballot (relayed: request)",
+    "leader not partitioned: it would rewrite the rule", "leader_2 on 4 partitions (co-hashing)",
+    "leader_3 on 4 partitions (co-hashing)",
     "participant on 4 partitions (co-hashing)"]
 # 2PC's coordinator: parts {prepare} (1 rule), committers (8), enders (3): the committers,
 # then the enders move. The participant: voters (lines 69-72), {74, 75} (commit), {76}
@@ -44,8 +47,13 @@ TWO_PC_NOTES = [
     "coordinator_3 on 2 partitions (co-hashing)", "participant on 2 partitions (co-hashing)",
     "participant_2 on 2 partitions (co-hashing)", "participant_3 on 2 partitions (co-hashing)",
     "participant_4 on 2 partitions (co-hashing)"]
-CASES = [(VOTING, "leader,participant", [], VOTING_NOTES),
-         (TWO_PC, "coordinator,participant", ["--partitions", "2"], TWO_PC_NOTES)]
+# The leader relays the client's requests to leader_3: one more network hop, so the leader's
+# internal relations (waiting, nvotes) see other interleavings than in the base program; what
+# the client observes, result, is the same (strict) and every outcome of it is one the base
+# shows (refinement). 2PC adds no relay: every shared relation is compared.
+VOTING_EQUIV = [["--observe", "result"], ["--observe", "result", "--mode", "refinement"]]
+CASES = [(VOTING, "leader,participant", [], VOTING_NOTES, VOTING_EQUIV),
+         (TWO_PC, "coordinator,participant", ["--partitions", "2"], TWO_PC_NOTES, [[]])]
 
 
 def _notes(lines) -> list:
@@ -56,8 +64,9 @@ def _starts(notes, expected) -> bool:
     return len(notes) == len(expected) and all(n.startswith(e) for n, e in zip(notes, expected))
 
 
-@pytest.mark.parametrize("path, components, options, expected", CASES, ids=["voting", "2pc"])
-def test_auto_applies_what_the_analyses_allow_and_is_equivalent(path, components, options, expected, tmp_path, capsys):
+@pytest.mark.parametrize("path, components, options, expected, equiv", CASES, ids=["voting", "2pc"])
+def test_auto_applies_what_the_analyses_allow_and_is_equivalent(path, components, options, expected, equiv, tmp_path,
+                                                                capsys):
     out = str(tmp_path / "auto.ded")
     assert main(["rewrite", path, "--auto", components, *options, "--out", out]) == 0
     header = _notes(Path(out).read_text().splitlines())
@@ -65,7 +74,8 @@ def test_auto_applies_what_the_analyses_allow_and_is_equivalent(path, components
     assert _notes(capsys.readouterr().err.splitlines()) == header
     assert main(["check", out]) == 0
     capsys.readouterr()
-    assert main(["equiv", path, out, "--ticks", "30", "--seeds", "20"]) == 0
+    for mode in equiv:
+        assert main(["equiv", path, out, "--ticks", "30", "--seeds", "20", *mode]) == 0, mode
 
 
 def test_a_component_nothing_applies_to_is_reported(tmp_path, capsys):
@@ -85,7 +95,7 @@ def test_a_component_nothing_applies_to_is_reported(tmp_path, capsys):
 
 
 def test_auto_uses_the_decouplings_registered(monkeypatch, tmp_path, capsys):
-    # a rewrite added to DECOUPLINGS is used as it is; with none registered nothing decouples
+    # a rewrite added to DECOUPLINGS is used as it is; with none registered nothing decouples,
     class Renamed(Decoupling):
         def analysis(self, program, target):
             return mutually_independent.analysis(program, target)
@@ -95,19 +105,26 @@ def test_auto_uses_the_decouplings_registered(monkeypatch, tmp_path, capsys):
     assert _notes(capsys.readouterr().err.splitlines())[0].startswith("leader -> leader_2: renamed decoupling of votes")
     monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", ())
     assert main(["rewrite", VOTING, "--auto", "leader"]) == 0
-    assert _starts(_notes(capsys.readouterr().err.splitlines()), ["leader on 4 partitions (co-hashing): request by c2, votes"])
+    # nor is the leader partitioned: that would change the client's rule, outside the scope
+    assert _notes(capsys.readouterr().err.splitlines()) == [
+        "leader not partitioned: it would rewrite the rule 'request(L, C, B)@async :- ask(C, L, B);' of component "
+        "'client', outside the scope (leader)", "leader: nothing to apply"]
 
 
 def test_auto_composes_with_the_other_steps_in_order(capsys):
-    # the collectors decoupled by hand first: --auto finds nothing more to move from the
-    # leader, and partitions it
+    # the collectors decoupled by hand first: --auto moves the broadcasters, which the
+    # leader relays the client's requests to, and partitions them, not the leader (the client's
+    # rule would change)
     assert main(["rewrite", VOTING, "--decouple", "leader:votes,nvotes,complete,waiting,anyno,result,replied:collectors",
                  "--auto", "leader", "--partitions", "3"]) == 0
     out = capsys.readouterr().out
     assert _notes(out.splitlines()) == [
         "leader -> collectors: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, "
-        "replied", "leader on 3 partitions (co-hashing): request by c2"]
-    assert Program.parse(out).homes == ("/collectors", "/p0", "/p1", "/p2")
+        "replied", "leader -> leader_2: mutually independent decoupling of ballot (relayed: request)",
+        "leader not partitioned: it would rewrite the rule 'request(L, C, B)@async :- ask(C, L, B);' of component "
+        "'client', outside the scope (leader, leader_2)",
+        "leader_2 on 3 partitions (co-hashing): request_leader_2 by c2"]
+    assert Program.parse(out).homes == ("/collectors", "/leader_2", "/p0", "/p1", "/p2")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -10,10 +10,16 @@ docs/rewrites.md), in this order:
    sequencing they add leaves parts that cannot be partitioned. Candidates
    are sets of the component's own rules: the forwarding rules a decoupling
    adds (`rewrite.decouple`) do not move. The parts split off are not split
-   again.
+   again. Then, when the rules of the component that remain (but those
+   over constant relations) read what a component outside the scope sends,
+   they move to one more part, and the component relays that to it.
 2. *partition*: each component named, then its parts, on `n` partitions
    when the partitioning rewrite takes it (co-hashing or dependencies;
    partial partitioning adds a coordinator: `--partition` applies it).
+
+The scope (`rewrite.scope`) is the components named and their parts: no
+rewrite changes the rules of another component, so a component that one
+outside the scope sends to is not partitioned.
 
 Each rewrite applied, and each component not partitioned, gets a note; a
 component named that nothing applies to gets "nothing to apply".
@@ -24,39 +30,50 @@ component named that nothing applies to gets "nothing to apply".
 >>> q, notes = auto(p, ["k"], 2)
 >>> print("\\n".join(notes))
 k -> k_2: mutually independent decoupling of a (independent part)
-k not partitioned: component 'k' has a partial policy: it cannot be partitioned without coordination (partial_partition)
+k -> k_3: mutually independent decoupling of b (relayed: in2)
+k not partitioned: it would rewrite the rule 'in2(D, X)@async :- go(L, D, X);' of component 's', outside the scope (k, k_2, k_3)
 k_2 on 2 partitions (co-hashing): in by c1
+k_3 not partitioned: component 'k_3' has a partial policy: it cannot be partitioned without coordination (partial_partition)
 """
 
 from __future__ import annotations
 
 from sparkdedalus.analysis.decoupling import decouplings
-from sparkdedalus.analysis.roles import component_rules
-from sparkdedalus.rewrite import applicable, partitioning
+from sparkdedalus.analysis.roles import component_rules, constant_relations
+from sparkdedalus import rewrite as table
+from sparkdedalus.rewrite import partitioning
 from sparkdedalus.rewrite.decouplings import new_name
 from sparkdedalus.rewrite.rule import Target
+from sparkdedalus.rewrite.scope import relayed
 
 
 def auto(program, components, n: int) -> tuple:
     """(the rewritten program, the notes); a `ValueError` names an unknown component."""
     for component in components:
         component_rules(program, component)
-    notes, parts = [], {}
+    notes, parts, scope = [], {}, list(components)
     for component in components:
         parts[component] = []
         own = {program.rules[i].head.name for i in component_rules(program, component)}
-        while step := _decouple_largest(program, component, own):
+        while step := _decouple_largest(program, component, own, scope):
             program, name, note = step
             parts[component].append(name)
+            scope.append(name)
+            notes.append(note)
+        if step := _relay_rest(program, component, own, scope):
+            program, name, note = step
+            parts[component].append(name)
+            scope.append(name)
             notes.append(note)
     for component in components:
         applied = bool(parts[component])
         for name in (component, *parts[component]):
-            verdict = partitioning.precondition(program, Target(name, partitions=n))
+            target = Target(name, partitions=n, scope=tuple(scope))
+            verdict = partitioning.precondition(program, target)
             if not verdict.applies:
                 notes.append(f"{name} not partitioned: {verdict.reasons[0] if verdict.reasons else 'no policy'}")
                 continue
-            program, done = partitioning.apply(program, Target(name, partitions=n))
+            program, done = partitioning.apply(program, target)
             applied = True
             notes += done
         if not applied:
@@ -64,13 +81,38 @@ def auto(program, components, n: int) -> tuple:
     return program, notes
 
 
-def _decouple_largest(program, component: str, own: set):
+def _decouple_largest(program, component: str, own: set, scope: list):
     """(program, new component, note) of the largest candidate deriving
-    relations of `own` only that a decoupling applies to, or None."""
+    relations of `own` only that a decoupling within `scope` applies to, or None."""
     name = new_name(program, component)
     candidates = [c for c in decouplings(program, component) if set(c.heads) <= own]
     for candidate in sorted(candidates, key=lambda c: -len(c.rules)):
-        for rewrite in [r for r in applicable(program, component, candidate.rules, name) if not r.coordinated][:1]:
-            rewritten, notes = rewrite.apply(program, Target(component, candidate.rules, name))
-            return rewritten, name, f"{notes[0]} ({candidate.found_by})"
+        if done := _decouple(program, Target(component, candidate.rules, name, scope=tuple(scope) + (name,))):
+            return done[0], name, f"{done[1][0]} ({candidate.found_by})"
+    return None
+
+
+def _relay_rest(program, component: str, own: set, scope: list):
+    """(program, new component, note) of decoupling every rule of
+    `component` deriving relations of `own` over more than constant relations
+    when they read what a component outside `scope` sends, which the
+    component then relays, or None."""
+    constant = constant_relations(program)
+    rest = tuple(i for i in component_rules(program, component)
+                 if program.rules[i].head.name in own - constant)
+    if not rest or not relayed(program, scope, rest):
+        return None
+    name = new_name(program, component)
+    if done := _decouple(program, Target(component, rest, name, scope=tuple(scope) + (name,))):
+        return done[0], name, f"{done[1][0]} (relayed: {', '.join(sorted(relayed(program, scope, rest)))})"
+    return None
+
+
+def _decouple(program, target: Target):
+    """(program, notes) of the first coordination-free rewrite of
+    `DECOUPLINGS` whose precondition holds on `target` (as `--decouple`
+    picks it), or None."""
+    for rewrite in table.DECOUPLINGS:
+        if not rewrite.coordinated and rewrite.precondition(program, target).applies:
+            return rewrite.apply(program, target)
     return None

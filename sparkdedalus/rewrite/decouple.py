@@ -122,9 +122,10 @@ def reads(rule) -> set:
 MECHANISMS = ("redirect", "persist", "batch", "acknowledge")
 
 
-def decouple(program, component: str, split, name: str, mechanism: str = "redirect") -> Program:
+def decouple(program, component: str, split, name: str, mechanism: str = "redirect", relay=frozenset()) -> Program:
     """`program` with the rules `split` of `component` moved to the new
-    component `name` (see the module docstring) by `mechanism`."""
+    component `name` (see the module docstring) by `mechanism`; the
+    relations of `relay` are forwarded, never redirected."""
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism {mechanism!r} is not one of {', '.join(MECHANISMS)}")
     check_name(program, name)
@@ -164,7 +165,7 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         forwarded = sorted(c2_reads - constant - derived_moved)
         shared = {r.head.name for r in stay if r.head.name in derived_moved}
     else:
-        forwarded = sorted(r for r in c2_reads - constant - fed_back if r in outside_reads or any(
+        forwarded = sorted(r for r in c2_reads - constant - fed_back if r in outside_reads or r in relay or any(
             d.delivery != "async" for d in program.defining_rules(r) if d.index not in split and not d.persistence))
         shared = set(forwarded) & derived_moved
     if mechanism == "acknowledge":

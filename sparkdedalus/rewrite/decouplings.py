@@ -2,7 +2,8 @@
 the table `rewrite.REWRITES`: each moves the rules `target.rules` of
 `target.component` to the new component `target.name` by the mechanism of
 `rewrite.decouple` it names, when the analysis of its name
-(`analysis.decoupling`) holds.
+(`analysis.decoupling`) holds; what components outside `target.scope` send
+to the moved rules is relayed (`rewrite.scope`).
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
@@ -17,6 +18,7 @@ from __future__ import annotations
 from sparkdedalus.analysis.decoupling import decoupling
 from sparkdedalus.rewrite.decouple import decouple
 from sparkdedalus.rewrite.rule import Rule, Target, Verdict
+from sparkdedalus.rewrite.scope import relayed
 
 
 def new_name(program, component: str) -> str:
@@ -47,7 +49,8 @@ class Decoupling(Rule):
     def mechanism(self, program, target: Target) -> tuple:
         name = target.name or new_name(program, target.component)
         heads = ", ".join(dict.fromkeys(program.rules[i].head.name for i in target.rules))
-        return decouple(program, target.component, target.rules, name, self.mechanism_name), \
+        relay = relayed(program, target.scope, target.rules) if target.scope is not None else set()
+        return decouple(program, target.component, target.rules, name, self.mechanism_name, relay), \
             [f"{target.component} -> {name}: {self.REWRITE} decoupling of {heads}"]
 
 

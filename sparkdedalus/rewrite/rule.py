@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparkdedalus.analysis.reasons import Reason
+from sparkdedalus.rewrite.scope import outside_change
 
 
 class RewriteError(ValueError):
@@ -35,12 +36,15 @@ class Target:
     """What a rewrite applies to: a `component` (None: the whole program),
     the indices of its `rules` that a decoupling moves and the `name` of the
     new component (None: `COMPONENT_2`, or the next free number), the
-    number of `partitions` per location of a partitioning."""
+    number of `partitions` per location of a partitioning, the components
+    in `scope` (None: all), the only ones whose rules it may change
+    (`rewrite.scope`)."""
 
     component: str | None = None
     rules: tuple = ()
     name: str | None = None
     partitions: int = 4
+    scope: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -69,14 +73,17 @@ class Rule:
         if not verdict.applies:
             return verdict
         try:
-            self.mechanism(program, target)
+            outside = outside_change(program, self.mechanism(program, target)[0], target.scope)
         except RewriteError as exc:
             return Verdict(False, (Reason(str(exc)),))
-        return verdict
+        return Verdict(False, (Reason(outside),)) if outside else verdict
 
     def apply(self, program, target: Target) -> tuple:
         """(the rewritten `Program`, notes); a `RewriteError` with the reasons when the precondition fails."""
         verdict = self.analysis(program, target)
         if not verdict.applies:
             raise RewriteError(f"the {self.REWRITE} precondition fails: " + "; ".join(map(str, verdict.reasons)))
-        return self.mechanism(program, target)
+        rewritten, notes = self.mechanism(program, target)
+        if outside := outside_change(program, rewritten, target.scope):
+            raise RewriteError(outside)
+        return rewritten, notes
