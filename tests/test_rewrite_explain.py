@@ -3,7 +3,8 @@ offers only the rewrites whose precondition holds (`rewrite.refusals`, which
 the shell passes to `analysis.explain.report`), the others the analyses allow
 are listed as refused with the rewrite's reason, and every decoupling
 `explain --format json` offers on a shipped base example is applied by
-`rewrite` to a program that passes its own check."""
+`rewrite` to a program that passes its own check; likewise every partitioning
+it offers is applied by `rewrite --partition`, and every one it refuses is refused."""
 
 from __future__ import annotations
 
@@ -89,3 +90,32 @@ def test_every_decoupling_explain_offers_on_the_examples_is_applied():
                     with pytest.raises(RewriteError):
                         by_name[refused["rewrite"]].apply(program, target)
     assert offered > 50
+
+
+def test_a_persisted_replicated_input_is_shown_refused(capsys):
+    # issue 31: explain called shortest_paths partially partitionable; --partition refuses it
+    path = os.path.join(EXAMPLES, "shortest_paths.ded")
+    why = "the replicated input road is persisted: the coordinator orders arrivals only"
+    part = _explained(capsys, path, "main")["partition_rewrites"]
+    assert part["rewrites"] == []
+    assert [(r["rewrite"], r["reasons"][0]["message"]) for r in part["refused"]] == [("partial partitioning", why)]
+    assert cli.main(["rewrite", path, "--partition", "main:4"]) == 1
+    assert why in capsys.readouterr().err
+    assert cli.main(["explain", path]) == 0
+    assert f"      refused by the partial partitioning rewrite: {why}\n" in capsys.readouterr().out
+
+
+def test_every_partitioning_explain_offers_is_applied_and_every_refused_one_refused(capsys):
+    paths = sorted(glob.glob(os.path.join(EXAMPLES, "*.ded")) + glob.glob(os.path.join(EXAMPLES, "protocols", "*.ded")))
+    offered = refused = 0
+    for path in paths:
+        for component in report(Program.from_files(path), refusals=refusals)["components"]:
+            part = component["partition_rewrites"]
+            if not part["rewrites"] and not part["refused"]:
+                continue
+            code = cli.main(["rewrite", path, "--partition", f"{component['name']}:4"])
+            err = capsys.readouterr().err
+            assert code == (0 if part["rewrites"] else 1), (path, component["name"])
+            assert all(r["reasons"][0]["message"] in err for r in part["refused"])
+            offered, refused = offered + bool(part["rewrites"]), refused + bool(part["refused"])
+    assert offered > 20 and refused >= 4

@@ -9,7 +9,9 @@ docs/analyses.md); `explain(program)` renders the same data as text. The
 rewrites sit above the analyses: given `refusals` (the shell passes
 `rewrite.refusals`), a decoupling candidate offers only the rewrites whose
 precondition holds, and lists the others the analyses allow under
-`refused`, with the reasons, so that what `explain` offers `rewrite` applies.
+`refused`, with the reasons, so that what `explain` offers `rewrite` applies;
+a component's policy likewise offers the partitioning rewrite that holds
+(`partition_rewrites`), or shows the one its method names refused.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('p(N, X)@next :- p(N, X); p("a", 1)@1;')
@@ -36,14 +38,16 @@ from sparkdedalus.syntax.printer import format_rule
 
 #: the version of the JSON schema (docs/analyses.md); bumped when a field changes meaning
 SCHEMA = 2
+#: the partitioning rewrites of `rewrite.REWRITES`, by name
+PARTITIONINGS = ("partitioning", "partial partitioning")
 
 
 def report(program, component: str | None = None, refusals=None) -> dict:
     """The analyses of `program` as JSON data; with `component`, that
     component only (a `ValueError` names an unknown one). `refusals(program,
-    component, rules, rewrite)` gives why a rewrite refuses a decoupling the
-    analyses allow (empty: it applies); without it every such decoupling is
-    offered."""
+    component, rules, rewrite)` gives why a rewrite refuses a decoupling or
+    partitioning the analyses allow (empty: it applies); without it every
+    such rewrite is offered."""
     if component is not None and component not in program.components:
         raise ValueError(f"unknown component '{component}' (components: {', '.join(program.components)})")
     derived = {r.head.name for r in program.rules if not r.persistence}
@@ -101,6 +105,7 @@ def _rule_text(rule) -> str:
 
 
 def _component(program, roles, refusals) -> dict:
+    policy = distribution_policy(program, roles.name).to_json()
     return {
         "name": roles.name,
         "rules": [{"index": i, "head": program.rules[i].head.name, "where": str(program.rules[i].pos)}
@@ -108,7 +113,8 @@ def _component(program, roles, refusals) -> dict:
         "inputs": sorted(roles.inputs),
         "outputs": sorted(roles.outputs),
         "references": sorted(roles.references),
-        "distribution_policy": distribution_policy(program, roles.name).to_json(),
+        "distribution_policy": policy,
+        "partition_rewrites": _partitionings(program, roles.name, policy, refusals),
         "decouplings": [_candidate(program, c, refusals) for c in decouplings(program, roles.name)],
     }
 
@@ -123,6 +129,21 @@ def _candidate(program, candidate, refusals) -> dict:
     data["refused"] = [{"rewrite": name, "reasons": [r.to_json() for r in reasons]}
                        for name, reasons in refused.items() if reasons]
     return data
+
+
+def _partitionings(program, component: str, policy: dict, refusals) -> dict:
+    """The partitioning rewrites of a partitioned policy: `rewrites` the
+    one whose precondition holds; with none, `refused` the one the
+    policy's method names, with its reasons."""
+    if not policy["partitioned"]:
+        return {"rewrites": [], "refused": []}
+    named = "partial partitioning" if policy["method"] == "partial" else "partitioning"
+    if refusals is None:
+        return {"rewrites": [named], "refused": []}
+    reasons = {name: refusals(program, component, (), name) for name in PARTITIONINGS}
+    offered = [name for name, why in reasons.items() if not why]
+    return {"rewrites": offered, "refused": [] if offered else
+            [{"rewrite": named, "reasons": [r.to_json() for r in reasons[named]]}]}
 
 
 def explain(program, component: str | None = None, refusals=None) -> str:
@@ -177,6 +198,8 @@ def _component_text(comp: dict) -> list[str]:
         lines.append(f"    partitioning ({policy['method']}): {keys}")
         if policy["replicate"]:
             lines.append(f"      replicate: {_names(policy['replicate'])}")
+        lines += [f"      refused by the {r['rewrite']} rewrite: {_reason(r['reasons'][0])}"
+                  for r in comp["partition_rewrites"]["refused"]]
     else:
         lines.append("    partitioning: none")
     if not policy["partitioned"] or policy["method"] != "co-hashing":

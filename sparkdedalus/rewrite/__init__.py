@@ -43,8 +43,9 @@ def applicable(program, component: str, split, name: str | None = None) -> list:
 
 def refusals(program, component: str, split, rewrite: str) -> tuple:
     """Why the rewrite named `rewrite` refuses to move the rules `split` of
-    `component` (its precondition's reasons; none: it applies). What
-    `explain` asks of each rewrite the analyses offer (shell/explain.py).
+    `component` (its precondition's reasons; none: it applies; a
+    partitioning takes no rules). What `explain` asks of each rewrite the
+    analyses offer (shell/explain.py).
 
     >>> from sparkdedalus import Program
     >>> p = Program.parse('component c { seal(L, X)@next :- in(L, X); out(L, X) :- seal(L, X), go(L); }')

@@ -1,8 +1,8 @@
 """`sparkdedalus explain FILE... [--component NAME] [--format text|json]`: the
 relations, strata and, per component, the analyses' verdicts with their
 reasons (`sparkdedalus.analysis.explain`; the JSON schema is in docs/analyses.md).
-A decoupling candidate offers the rewrites `rewrite` applies to it: the
-report asks the rewrite table (`sparkdedalus.rewrite.refusals`)."""
+A decoupling candidate and a component's distribution policy offer the
+rewrites `rewrite` applies to them: the report asks the rewrite table (`sparkdedalus.rewrite.refusals`)."""
 
 from __future__ import annotations
 
