@@ -54,6 +54,8 @@ LATTICE_FUNCTIONS = ("min", "max")
 SECTION = "(docs/language.md, section 9)"
 # signs of an expression: exactly zero, >= 0, <= 0, unknown
 ZERO, NONNEG, NONPOS, UNKNOWN = "0", ">= 0", "<= 0", "?"
+#: `a op b` is `b FLIPPED[op] a`
+FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def recursive_aggregates(relations, rules, edges: list[Edge]) -> tuple[dict, list[Edge], list[Diagnostic]]:
@@ -217,11 +219,10 @@ def _filter_error(cmp: ast.Comparison, values: dict) -> Diagnostic | None:
         return None
     var = used[0]
     relation, func, _ = values[var.name]
-    flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-    if len(used) == 1 and cmp.left == var and cmp.op in flipped:
+    if len(used) == 1 and cmp.left == var and cmp.op in FLIPPED:
         op = cmp.op
-    elif len(used) == 1 and cmp.right == var and cmp.op in flipped:
-        op = flipped[cmp.op]
+    elif len(used) == 1 and cmp.right == var and cmp.op in FLIPPED:
+        op = FLIPPED[cmp.op]
     else:
         return _misused(var, relation, f"compared in `{_text(cmp)}`")
     if op in (("<", "<=") if func == "min" else (">", ">=")):
@@ -233,8 +234,7 @@ def _guards(rule) -> dict:
     """Variables the body bounds by a constant: {name: NONNEG or NONPOS}."""
     out = {}
     for cmp in rule.comparisons:
-        for var, op, const in ((cmp.left, cmp.op, cmp.right), (cmp.right, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-                                                                  .get(cmp.op, cmp.op), cmp.left)):
+        for var, op, const in ((cmp.left, cmp.op, cmp.right), (cmp.right, FLIPPED.get(cmp.op, cmp.op), cmp.left)):
             if isinstance(var, ast.Var) and isinstance(const, ast.Const) and _number(const.value):
                 if op in (">", ">=") and const.value >= 0:
                     out[var.name] = NONNEG
