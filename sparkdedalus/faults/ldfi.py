@@ -95,6 +95,7 @@ class Lineage:
         self.targets: set = set()  # rows of pre facts at EOT
         self.failures = _failures(space)  # those of the space, each a variable of the formula
         self.runs: list = []  # the traces added
+        self.looked_up: list = []  # per run, the keys (facts, and ("notin",) + negated atoms) looked up in it
 
     def add_run(self, trace, pre_rows, blocked) -> None:
         """Add a run (a reference trace with provenance) that holds every `pre`
@@ -104,29 +105,38 @@ class Lineage:
         (`blocked(trace, relation, pattern, tick)`: the reference's
         `reference.why.blocked`, passed in since faults/ comes before reference/);
         for each negated atom, the facts that match it in the run or could (the
-        heads of such blocked instances). A fact first seen in this run is
-        looked up in the earlier runs too, until no run shows a new one (Molly
-        re-derives the lineage of every run the same way)."""
+        heads of such blocked instances). The new run looks up every fact the
+        lineage knows; a fact first seen then is looked up in the earlier runs
+        too, and so on until no run shows a new one (Molly re-derives the
+        lineage of every run the same way): each fact is looked up once in each
+        run, and the lineage is the same as if every run looked up every fact."""
         self.runs.append(trace)
+        self.looked_up.append(set())
         self.targets |= set(pre_rows)
-        known = -1
-        while known != len(self.supports) + len(self.matching):
-            known = len(self.supports) + len(self.matching)
-            for run in self.runs:
-                self._look_up(run, blocked)
+        todo = True
+        while todo:
+            todo = False
+            for run, done in reversed(list(zip(self.runs, self.looked_up))):  # the new run first
+                keys = [key for key in self.keys() if key not in done]
+                if keys:
+                    self._look_up(run, blocked, keys, done)
+                    todo = True
 
-    def _look_up(self, trace, blocked) -> None:
-        """Every target's `pre` and `post` facts at EOT and every fact the
-        lineage knows, looked up in one run (see `add_run`)."""
+    def keys(self) -> list:
+        """What a run looks up: every target's `pre` and `post` fact at EOT, every
+        fact the lineage knows, and ("notin",) + every negated atom it knows."""
         eot = self.space.eot
-        todo = [(name, row, eot) for row in sorted(self.targets, key=repr) for name in (PRE, POST)] \
+        return [(name, row, eot) for row in sorted(self.targets, key=repr) for name in (PRE, POST)] \
             + list(self.supports) + [("notin",) + atom for atom in self.matching]
-        seen = set()
+
+    def _look_up(self, trace, blocked, todo: list, done: set) -> None:
+        """The keys `todo` (see `keys`) and every key they lead to and not in
+        `done`, looked up in one run (see `add_run`); each is added to `done`."""
         while todo:
             key = todo.pop()
-            if key in seen:
+            if key in done:
                 continue
-            seen.add(key)
+            done.add(key)
             if key[0] == "notin":
                 _, relation, pattern, tick = key
                 loose = tuple(None if isinstance(p, Beyond) else p for p in pattern)
