@@ -218,8 +218,8 @@ def test_cli_does_not_hold_exits_1(capsys):
     (["--ticks", "3", 'log("c", "hi")@4'], "fact pattern 'log(\"c\", \"hi\")@4': tick 4 is outside the run"),
     (["--ticks", "3", 'log("c", "hi")@3', "--engine", "spark"],
      "why: error: argument --engine: invalid choice: 'spark' (choose from 'reference')"),
-    (["--ticks", "3", 'log("c", "hi")@3', "--format", "html"],
-     "why: error: argument --format: invalid choice: 'html' (choose from 'text', 'json')"),
+    (["--ticks", "3", 'log("c", "hi")@3', "--format", "svg"],
+     "why: error: argument --format: invalid choice: 'svg' (choose from 'text', 'json', 'html')"),
     (["--ticks", "x", 'log("c", "hi")@3'], "why: error: argument --ticks: expected an integer, got 'x'"),
 ])
 def test_cli_usage_errors_exit_2_with_one_line(capsys, argv, message):

@@ -63,7 +63,7 @@ def atom_text(relation: str, row: tuple) -> str:
     return f"{relation}({', '.join(format_const(v) for v in row)})"
 
 
-def _n(value: float) -> str:
+def px(value: float) -> str:
     return f"{value:.1f}"
 
 
@@ -82,16 +82,16 @@ class _Canvas:
         return self.top + ROW * (tick - self.diagram.first)
 
 
-def _add(parent: ET.Element, tag: str, text: str | None = None, **attributes) -> ET.Element:
+def add(parent: ET.Element, tag: str, text: str | None = None, **attributes) -> ET.Element:
     element = ET.SubElement(parent, tag, {k.rstrip("_").replace("_", "-"): str(v) for k, v in attributes.items()})
     if text is not None:
         element.text = text
     return element
 
 
-def _titled(parent: ET.Element, title: str, **attributes) -> ET.Element:
-    group = _add(parent, "g", **attributes)
-    _add(group, "title", title)
+def titled(parent: ET.Element, title: str, **attributes) -> ET.Element:
+    group = add(parent, "g", **attributes)
+    add(group, "title", title)
     return group
 
 
@@ -100,12 +100,12 @@ def svg_element(diagram: Diagram) -> ET.Element:
     relations = sorted({m.relation for m in diagram.messages})
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(relations)}
     root = ET.Element("svg", {"xmlns": SVG_NS, "class": "spacetime"})
-    _add(root, "style", STYLE)
-    defs = _add(root, "defs")
+    add(root, "style", STYLE)
+    defs = add(root, "defs")
     for i, name in enumerate(relations):
-        marker = _add(defs, "marker", id=f"arrow-{i}", viewBox="0 0 10 10", refX=10, refY=5,
+        marker = add(defs, "marker", id=f"arrow-{i}", viewBox="0 0 10 10", refX=10, refY=5,
                       markerWidth=7, markerHeight=7, orient="auto")
-        _add(marker, "path", d="M 0 0 L 10 5 L 0 10 z", fill=colours[name])
+        add(marker, "path", d="M 0 0 L 10 5 L 0 10 z", fill=colours[name])
     width = max(LEFT + COLUMN * len(diagram.nodes), MIN_WIDTH)
     canvas = _Canvas(diagram, TOP + _legend(root, diagram, relations, colours, width))
     _ticks(root, canvas, width)
@@ -114,14 +114,14 @@ def svg_element(diagram: Diagram) -> ET.Element:
     _facts(root, canvas)
     height = canvas.y(diagram.end) + BOTTOM
     root.set("width", str(width))
-    root.set("height", _n(height))
-    root.set("viewBox", f"0 0 {width} {_n(height)}")
+    root.set("height", px(height))
+    root.set("viewBox", f"0 0 {width} {px(height)}")
     return root
 
 
 def _legend(root: ET.Element, diagram: Diagram, relations: list, colours: dict, width: int) -> int:
     """Draw the legend at the top in rows no wider than `width`; the height of its rows after the first."""
-    legend = _add(root, "g", class_="legend")
+    legend = add(root, "g", class_="legend")
     items = [(f"{name} ({sum(m.relation == name for m in diagram.delivered)} delivered)", "arrow", colours[name],
               f"url(#arrow-{i})") for i, name in enumerate(relations)]
     items += [(f"lost ({len(diagram.lost)})", "lost", RED, None),
@@ -134,66 +134,66 @@ def _legend(root: ET.Element, diagram: Diagram, relations: list, colours: dict, 
         if x > 10 and x + size > width:
             x, y = 10, y + LEGEND_ROW
         if kind == "arrow":
-            _add(legend, "line", x1=x, y1=y, x2=x + 26, y2=y, stroke=colour, stroke_width=2, marker_end=marker)
+            add(legend, "line", x1=x, y1=y, x2=x + 26, y2=y, stroke=colour, stroke_width=2, marker_end=marker)
         elif kind == "lost":
-            _add(legend, "path", d=f"M {x} {y} L {x + 20} {y} {_cross(x + 20, y)}", stroke=colour, stroke_width=2,
+            add(legend, "path", d=f"M {x} {y} L {x + 20} {y} {cross(x + 20, y)}", stroke=colour, stroke_width=2,
                  fill="none")
         elif kind == "crash":
-            _add(legend, "path", d=_cross(x + 13, y, 6), stroke=colour, stroke_width=3, fill="none")
+            add(legend, "path", d=cross(x + 13, y, 6), stroke=colour, stroke_width=3, fill="none")
         else:
-            _add(legend, "circle", cx=x + 13, cy=y, r=4, fill="#fff", stroke=colour, stroke_width=1.5)
-        _add(legend, "text", label, x=x + 32, y=y + 4)
+            add(legend, "circle", cx=x + 13, cy=y, r=4, fill="#fff", stroke=colour, stroke_width=1.5)
+        add(legend, "text", label, x=x + 32, y=y + 4)
         x += size
     return y - 24
 
 
 def _ticks(root: ET.Element, canvas: _Canvas, width: int) -> None:
     diagram = canvas.diagram
-    group = _add(root, "g", class_="ticks")
+    group = add(root, "g", class_="ticks")
     for tick in range(diagram.first, diagram.end + 1):
         y = canvas.y(tick)
-        _add(group, "line", class_="grid", x1=LEFT, y1=_n(y), x2=width, y2=_n(y))
+        add(group, "line", class_="grid", x1=LEFT, y1=px(y), x2=width, y2=px(y))
         if tick <= diagram.horizon:
-            _add(group, "text", f"tick {tick}", class_="tick-label", x=LEFT - 8, y=_n(y + 4))
+            add(group, "text", f"tick {tick}", class_="tick-label", x=LEFT - 8, y=px(y + 4))
         else:
-            label = _add(group, "text", f"tick {tick}", class_="tick-label future", x=LEFT - 8, y=_n(y + 4))
-            _add(label, "title", f"after the last committed tick ({diagram.horizon}): messages in flight arrive here")
+            label = add(group, "text", f"tick {tick}", class_="tick-label future", x=LEFT - 8, y=px(y + 4))
+            add(label, "title", f"after the last committed tick ({diagram.horizon}): messages in flight arrive here")
 
 
 def _nodes(root: ET.Element, canvas: _Canvas) -> None:
     diagram = canvas.diagram
-    group = _add(root, "g", class_="nodes")
+    group = add(root, "g", class_="nodes")
     top, bottom = canvas.top - 16, canvas.y(diagram.end) + 14
     for node in diagram.nodes:
-        x = _n(canvas.x(node))
-        name = _add(group, "text", node, class_="node-name", x=x, y=_n(canvas.top - 26))
-        _add(name, "title", f"node {node}")
+        x = px(canvas.x(node))
+        name = add(group, "text", node, class_="node-name", x=x, y=px(canvas.top - 26))
+        add(name, "title", f"node {node}")
         crash = diagram.crashes.get(node)
         if crash is None or crash > diagram.end:
-            _add(group, "line", class_="node-line", x1=x, y1=_n(top), x2=x, y2=_n(bottom))
+            add(group, "line", class_="node-line", x1=x, y1=px(top), x2=x, y2=px(bottom))
             continue
         down = top if crash <= diagram.first else canvas.y(crash)
         if crash > diagram.first:
-            _add(group, "line", class_="node-line", x1=x, y1=_n(top), x2=x, y2=_n(down))
-        _add(group, "line", class_="node-line down", x1=x, y1=_n(down), x2=x, y2=_n(bottom))
-        mark = _titled(group, f"{node} crashes at tick {crash}: nothing it sends from then on is delivered",
+            add(group, "line", class_="node-line", x1=x, y1=px(top), x2=x, y2=px(down))
+        add(group, "line", class_="node-line down", x1=x, y1=px(down), x2=x, y2=px(bottom))
+        mark = titled(group, f"{node} crashes at tick {crash}: nothing it sends from then on is delivered",
                        class_="crash", data_node=node, data_tick=crash)
-        _add(mark, "path", d=_cross(canvas.x(node), canvas.y(max(crash, diagram.first)), 7))
+        add(mark, "path", d=cross(canvas.x(node), canvas.y(max(crash, diagram.first)), 7))
 
 
 def _facts(root: ET.Element, canvas: _Canvas) -> None:
     diagram = canvas.diagram
-    group = _add(root, "g", class_="all-facts")
+    group = add(root, "g", class_="all-facts")
     for (node, tick), rows in sorted(diagram.facts.items(), key=lambda item: (canvas.columns[item[0][0]], item[0][1])):
         x, y = canvas.x(node), canvas.y(tick)
         listed = "\n".join("  " + _row_text(diagram.relation, row, format_const) for row in rows)
-        dot = _titled(group, f"{diagram.relation} at {node}, tick {tick} ({len(rows)} facts):\n{listed}",
+        dot = titled(group, f"{diagram.relation} at {node}, tick {tick} ({len(rows)} facts):\n{listed}",
                       class_="facts", data_node=node, data_tick=tick)
-        _add(dot, "circle", cx=_n(x), cy=_n(y), r=4)
+        add(dot, "circle", cx=px(x), cy=px(y), r=4)
         before = set(diagram.facts.get((node, tick - 1), ())) if tick > diagram.first else set()
         new = " ".join("+" + _row_text(diagram.relation, row, _plain) for row in rows if row not in before)
         if new:
-            _add(dot, "text", new if len(new) <= BESIDE else new[:BESIDE - 1] + "\u2026", x=_n(x + 8), y=_n(y - 6))
+            add(dot, "text", new if len(new) <= BESIDE else new[:BESIDE - 1] + "\u2026", x=px(x + 8), y=px(y - 6))
 
 
 def _plain(value) -> str:
@@ -207,7 +207,7 @@ def _row_text(relation: str, row: tuple, show) -> str:
 
 def _messages(root: ET.Element, canvas: _Canvas, styles: dict) -> None:
     diagram = canvas.diagram
-    group = _add(root, "g", class_="messages")
+    group = add(root, "g", class_="messages")
     seen: dict = {}
     for message in diagram.messages:
         src, dst = spark_string(message.src), spark_string(message.row[0])
@@ -221,42 +221,42 @@ def _messages(root: ET.Element, canvas: _Canvas, styles: dict) -> None:
         colour, marker = styles[message.relation]
         if message.arrival is not None:
             title = f"{atom}: {src} \u2192 {dst}, sent at tick {message.send_tick}, arrives at tick {message.arrival}"
-            arrow = _titled(group, title, class_="message delivered", data_arrival=message.arrival, **data)
+            arrow = titled(group, title, class_="message delivered", data_arrival=message.arrival, **data)
             x2, y2 = canvas.x(dst), canvas.y(message.arrival)
-            d = _loop(x1, y1, y2, k) if src == dst else _curve(x1, y1, x2, y2, offset)
-            _add(arrow, "path", d=d, stroke=colour, marker_end=marker)
+            d = _loop(x1, y1, y2, k) if src == dst else curve(x1, y1, x2, y2, offset)
+            add(arrow, "path", d=d, stroke=colour, marker_end=marker)
             continue
         crash = diagram.crashes.get(src)
         why = f"{src} crashed at tick {crash}" if crash is not None and crash <= message.send_tick \
             else "omitted by the network"
-        mark = _titled(group, f"{atom}: {src} \u2192 {dst}, sent at tick {message.send_tick}, lost ({why})",
+        mark = titled(group, f"{atom}: {src} \u2192 {dst}, sent at tick {message.send_tick}, lost ({why})",
                        class_="message lost", **data)
         dx, dy = (40 + BEND * k, ROW) if src == dst else (canvas.x(dst) - x1, ROW)
         scale = min(0.45, LOST / math.hypot(dx, dy))  # stop short of the next node's line
         x2, y2 = x1 + dx * scale, y1 + dy * scale
-        _add(mark, "path", class_="stroke", d=_curve(x1, y1, x2, y2, offset / 2))
-        _add(mark, "path", d=_cross(x2, y2))
+        add(mark, "path", class_="stroke", d=curve(x1, y1, x2, y2, offset / 2))
+        add(mark, "path", d=cross(x2, y2))
 
 
-def _curve(x1: float, y1: float, x2: float, y2: float, offset: float) -> str:
+def curve(x1: float, y1: float, x2: float, y2: float, offset: float) -> str:
     """A straight path, or one bent `offset` pixels to the side at its middle."""
     if offset == 0:
-        return f"M {_n(x1)} {_n(y1)} L {_n(x2)} {_n(y2)}"
+        return f"M {px(x1)} {px(y1)} L {px(x2)} {px(y2)}"
     length = math.hypot(x2 - x1, y2 - y1)
     cx = (x1 + x2) / 2 - (y2 - y1) / length * offset * 2
     cy = (y1 + y2) / 2 + (x2 - x1) / length * offset * 2
-    return f"M {_n(x1)} {_n(y1)} Q {_n(cx)} {_n(cy)} {_n(x2)} {_n(y2)}"
+    return f"M {px(x1)} {px(y1)} Q {px(cx)} {px(cy)} {px(x2)} {px(y2)}"
 
 
 def _loop(x: float, y1: float, y2: float, k: int) -> str:
     """A message to oneself: a loop to the right of the line."""
     dx = 36 + BEND * k
-    return f"M {_n(x)} {_n(y1)} C {_n(x + dx)} {_n(y1)} {_n(x + dx)} {_n(y2)} {_n(x)} {_n(y2)}"
+    return f"M {px(x)} {px(y1)} C {px(x + dx)} {px(y1)} {px(x + dx)} {px(y2)} {px(x)} {px(y2)}"
 
 
-def _cross(x: float, y: float, size: float = 5) -> str:
-    return (f"M {_n(x - size)} {_n(y - size)} L {_n(x + size)} {_n(y + size)} "
-            f"M {_n(x - size)} {_n(y + size)} L {_n(x + size)} {_n(y - size)}")
+def cross(x: float, y: float, size: float = 5) -> str:
+    return (f"M {px(x - size)} {px(y - size)} L {px(x + size)} {px(y + size)} "
+            f"M {px(x - size)} {px(y + size)} L {px(x + size)} {px(y - size)}")
 
 
 def summary(diagram: Diagram) -> str:
@@ -272,9 +272,15 @@ def svg_text(diagram: Diagram) -> str:
 
 def html_text(diagram: Diagram, title: str) -> str:
     """A self-contained HTML page: a heading, the summary, the SVG inline."""
+    return page(title, f"{summary(diagram)}. Hover an arrow, a mark or a dot for details.", svg_element(diagram))
+
+
+def page(title: str, intro: str, svg: ET.Element, after: str = "") -> str:
+    """A self-contained HTML page (inline CSS, no scripts, nothing fetched): the
+    title as heading, `intro` as a paragraph, `svg` inline, then the HTML `after`."""
     heading = html.escape(title)
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{heading}</title>\n'
             "<style>body { font-family: sans-serif; margin: 16px; color: #222; } "
             "p { color: #555; } svg { display: block; }</style>\n</head>\n<body>\n"
-            f"<h1>{heading}</h1>\n<p>{html.escape(summary(diagram))}. Hover an arrow, a mark or a dot "
-            "for details.</p>\n" + ET.tostring(svg_element(diagram), encoding="unicode") + "\n</body>\n</html>\n")
+            f"<h1>{heading}</h1>\n<p>{html.escape(intro)}</p>\n" + ET.tostring(svg, encoding="unicode") + "\n"
+            + after + "</body>\n</html>\n")

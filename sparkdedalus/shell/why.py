@@ -1,14 +1,16 @@
 """`sparkdedalus why`: how a fact was derived, on the reference evaluator.
 
     sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S]
-                     [--inputs DIR] [--format text|json] [--engine reference]
+                     [--inputs DIR] [--format text|json|html] [--out FILE] [--engine reference]
 
 Runs ticks 1..N with provenance (`reference.provenance`) and prints every
 derivation of `rel(args)` at tick T (`reference.why`): an indented tree with the
 rules (file:line), the body facts, the messages (sender, send tick, receiver,
 arrival tick) and the negated atoms ("was absent"), or, for a fact that does not
 hold, the rule that came closest and its missing body atoms. `--format json`
-prints the same as a graph (docs/provenance.md).
+prints the same as a graph (docs/provenance.md); `--format html --out FILE`
+writes it drawn on a spacetime grid (`diagram.why`), a self-contained page, and
+prints one line (as `diagram` does, the page goes to a file, never to stdout).
 Exit codes: 0 the fact holds, 1 it does not (or program and data errors), 2
 usage errors (a bad fact pattern among them).
 """
@@ -22,9 +24,9 @@ from dataclasses import replace
 from sparkdedalus.errors import UsageError
 from sparkdedalus.network import Network
 from sparkdedalus.shell.check import add_hidden_strict
-from sparkdedalus.shell.options import integer, network
+from sparkdedalus.shell.options import integer, network, writable, write_text
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "html")
 
 
 def add_parser(commands) -> None:
@@ -36,7 +38,9 @@ def add_parser(commands) -> None:
                         help="delays and failures, as for run (default: every message arrives at t+1)")
     parser.add_argument("--seed", metavar="S", type=integer(), help="seed of the delay model and of choose")
     parser.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
-    parser.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
+    parser.add_argument("--format", default="text", choices=FORMATS,
+                        help="text (default), json, or html (the derivation graph, written to --out)")
+    parser.add_argument("--out", metavar="FILE", type=writable, help="the HTML file --format html writes")
     parser.add_argument("--engine", default="reference", choices=("reference",),
                         help="reference (the only one for now)")
     add_hidden_strict(parser)
@@ -48,6 +52,9 @@ def handle(args) -> int:
     from sparkdedalus.reference import run
     from sparkdedalus.reference.why import why
     ticks = args.ticks
+    if (args.format == "html") != (args.out is not None):
+        raise UsageError("--format html writes a file: give --out FILE" if args.out is None
+                         else "--out goes with --format html (text and json are printed)")
     network = args.network if args.seed is None else replace(args.network, seed=args.seed)
     relation, row, tick = parse_fact(args.fact)
     if not 1 <= tick <= ticks:
@@ -62,7 +69,12 @@ def handle(args) -> int:
         answer = why(trace, relation, row, tick)
     except ValueError as exc:  # the row does not fit the relation's columns
         raise UsageError(f"fact pattern '{args.fact}': {exc}") from None
-    print(json.dumps(answer.to_json(), indent=2) if args.format == "json" else answer.text())
+    if args.format == "html":
+        from sparkdedalus.diagram.why import html_text, summary
+        write_text(args.out, html_text(answer.to_json(), answer.text()))
+        print(f"wrote {args.out}: {summary(answer.to_json())}")
+    else:
+        print(json.dumps(answer.to_json(), indent=2) if args.format == "json" else answer.text())
     return 0 if answer.holds else 1
 
 
