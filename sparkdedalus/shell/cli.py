@@ -9,7 +9,7 @@
     sparkdedalus rewrite FILE... --decouple COMPONENT:RULES[:NEWNAME] [--out FILE] [--force]
     sparkdedalus equiv A.ded B.ded --ticks N [--mode strict|refinement] [--seeds K] [--observe R1,R2] [--network SPEC]
     sparkdedalus faults FILE... --nodes A,B --eot N --eff N [--crashes N] [--sample N] [--engine E] [--store PATH]
-    sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S] [--format text|json]
+    sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S] [--format text|json|html] [--out FILE]
 
 Exit codes: 0 success, 1 program or data errors (and internal errors), 2 usage
 errors. No traceback unless --debug.
