@@ -1,8 +1,8 @@
 """examples/faults/paxos_synod.ded on the reference engine: the verdicts its header
 derives (enumeration), LDFI's verdicts and executions, a counterexample replayed from
-its network spec, and, as a strict xfail, where LDFI's verdict differs from the
-enumeration's (the duel of space E); the minimal reproductions of a fact first seen
-in a later run and of a max<> replaced by a greater member now agree."""
+its network spec, and the duel of space E, which LDFI finds by joining what
+different runs showed; the minimal reproductions of a fact first seen in a later
+run and of a max<> replaced by a greater member agree with the enumeration."""
 
 import itertools
 import os
@@ -70,12 +70,17 @@ def test_paxos_one_round_counterexamples_by_enumeration(capsys):
 
 
 def test_paxos_the_retry_saves_every_one_round_counterexample():
-    # space B: the same with EOT 9: 1792 scenarios, none; LDFI: none in 3 executions (the
-    # facts each run shows looked up in every run: one more candidate than the good run's)
+    # space B: the same with EOT 9: 1792 scenarios, none; LDFI: none in 7 executions: the
+    # good run, crash=p2@1 (p1 decides alone) and one scenario of each kind of space A's
+    # counterexamples (header: p2 crashed at 2; a1, a2 crashed at 1 with the other's
+    # prepare from p2 lost; a1, a2 crashed at 3 with both lost), each saved by a retry
+    # its run shows (which the lineage, joining the runs' facts, then knows for the
+    # other scenarios of its kind)
     every = check(paxos(), A, 9, 2, 1, search="all")
     searched = check(paxos(), A, 9, 2, 1, search="ldfi")
     assert (every.scenarios, every.counterexamples) == (1792, [])
-    assert (searched.executions, searched.counterexamples) == (3, [])
+    assert (searched.executions, searched.counterexamples) == (7, [])
+    assert broken(paxos(), 9, "crash=p2@2") == broken(paxos(), 9, "omit=p2>a1@1,crash=a2@1") == set()
 
 
 def test_paxos_survives_one_crash_not_two(capsys):
@@ -143,7 +148,7 @@ def test_paxos_agreement_is_not_vacuous():
     assert broken(paxos(), 9, "omit=p2>a1@1,omit=p2>a2@1,omit=a1>p2@4,omit=a2>p2@4") == set()
 
 
-# --- where LDFI's verdict differs from the enumeration's
+# --- LDFI on the spaces where it used to differ from the enumeration
 
 def test_paxos_ldfi_finds_the_one_round_counterexamples():
     # the second run shows p1's round, resting on notin outranked(Ai, 1), a fact of the
@@ -153,11 +158,20 @@ def test_paxos_ldfi_finds_the_one_round_counterexamples():
     assert [c.scenario.crashes for c in searched.counterexamples] == [(("p2", 2),)]  # the enumeration's smallest
 
 
-@pytest.mark.xfail(strict=True, reason="the duel rests on p2's retry, which no run shows before round 1 fails "
-                                       "for both proposers (beyond LDFI's guarantee, docs/faults.md)")
 def test_paxos_ldfi_finds_the_duel():
+    # space E: 720,896 counterexamples (header, and the predicate test above): round 1
+    # without a quorum and p2 crashed at 6 or 7. p1's retry is outranked by p2's only
+    # where both retry, which no run shows until round 1 fails for both; the runs of
+    # p2 crashed at 2 (p1 retries alone) and of p1 crashed at 1 (p2 retries alone)
+    # show prepare(Ai, "p1", 3) and promised(Ai, 4) at tick 6 in different runs, and
+    # the lineage joins them: outranked(Ai, 3), so p1's retry fails with p2's
     searched = check(paxos(), PAXOS, 9, 2, 1, search="ldfi")
-    assert searched.counterexamples  # 720,896 exist (header, and the predicate test above)
+    (found,) = searched.counterexamples
+    omitted, crashes = set(found.scenario.omissions), found.scenario.crashes
+    assert omitted <= set(PREPARES) and no_quorum(omitted) and crashes in ((("p2", 6),), (("p2", 7),))
+    assert len(omitted) + len(crashes) == 4  # the smallest (header)
+    assert found.missing == (DECIDES("p1"),) and broken(paxos(), 9, spec(found.to_json())) == {DECIDES("p1")}
+    assert searched.executions < 20
 
 
 def tiny(text: str):

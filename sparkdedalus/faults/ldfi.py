@@ -65,6 +65,32 @@ class Support:
     others: tuple = ()  # (relation, pattern, tick); a pattern may hold a `Beyond`
 
 
+class Union:
+    """The facts of several runs together, as a trace without provenance
+    (`program`, `at(tick)`): what `joined` joins across runs.
+
+    >>> class Run:
+    ...     program, provenance = None, None
+    ...     def __init__(self, facts): self.facts = facts
+    ...     def at(self, tick): return self.facts
+    >>> Union([Run({"p": frozenset({("a",)})}), Run({"p": frozenset({("b",)})})]).at(1)["p"] == {("a",), ("b",)}
+    True
+    """
+
+    provenance = None
+
+    def __init__(self, runs):
+        self.runs = list(runs)
+        self.program = self.runs[0].program
+        self._ticks: dict = {}
+
+    def at(self, tick: int) -> dict:
+        if tick not in self._ticks:
+            facts = [run.at(tick) for run in self.runs]
+            self._ticks[tick] = {name: frozenset().union(*(f[name] for f in facts)) for name in facts[0]}
+        return self._ticks[tick]
+
+
 @dataclass(frozen=True)
 class Beyond:
     """In a pattern: any value greater than `value` (`below`: smaller), a member
@@ -96,8 +122,9 @@ class Lineage:
         self.failures = _failures(space)  # those of the space, each a variable of the formula
         self.runs: list = []  # the traces added
         self.looked_up: list = []  # per run, the keys (facts, and ("notin",) + negated atoms) looked up in it
+        self.union = None  # (Union of the runs, the keys looked up in it) with `joined`
 
-    def add_run(self, trace, pre_rows, blocked) -> None:
+    def add_run(self, trace, pre_rows, blocked, joined=None) -> None:
         """Add a run (a reference trace with provenance) that holds every `pre`
         row's `post` fact at EOT: the targets, and, for the `pre` and `post` facts
         at EOT, every fact the lineage knew and every fact they rest on, their
@@ -109,17 +136,25 @@ class Lineage:
         lineage knows; a fact first seen then is looked up in the earlier runs
         too, and so on until no run shows a new one (Molly re-derives the
         lineage of every run the same way): each fact is looked up once in each
-        run, and the lineage is the same as if every run looked up every fact."""
+        run, and the lineage is the same as if every run looked up every fact.
+        With `joined` (`reference.why.joined`), every fact is also looked up in the
+        `Union` of the runs, whose rule instances may join facts of different runs:
+        a fact that holds only when what two runs showed happens together (a
+        negated atom's match among them) is known, with those derivations."""
         self.runs.append(trace)
         self.looked_up.append(set())
         self.targets |= set(pre_rows)
+        views = [(run, blocked, done) for run, done in reversed(list(zip(self.runs, self.looked_up)))]  # the new first
+        if joined is not None:
+            self.union = (Union(self.runs), set())  # other facts together: everything is looked up again
+            views.append((*self.union[:1], joined, self.union[1]))
         todo = True
         while todo:
             todo = False
-            for run, done in reversed(list(zip(self.runs, self.looked_up))):  # the new run first
+            for view, instances, done in views:
                 keys = [key for key in self.keys() if key not in done]
                 if keys:
-                    self._look_up(run, blocked, keys, done)
+                    self._look_up(view, instances, keys, done)
                     todo = True
 
     def keys(self) -> list:
@@ -131,7 +166,9 @@ class Lineage:
 
     def _look_up(self, trace, blocked, todo: list, done: set) -> None:
         """The keys `todo` (see `keys`) and every key they lead to and not in
-        `done`, looked up in one run (see `add_run`); each is added to `done`."""
+        `done`, looked up in one run or a `Union` (see `add_run`): the derivations
+        it recorded, if any, and the rule instances `blocked` gives; each key is
+        added to `done`."""
         while todo:
             key = todo.pop()
             if key in done:
@@ -145,7 +182,8 @@ class Lineage:
                 self.add_absent(key[1:], facts)
                 todo += facts
                 continue
-            derivations = list(trace.provenance.derivations(*key)) + [d for _, d in blocked(trace, *key)]
+            recorded = () if trace.provenance is None else trace.provenance.derivations(*key)
+            derivations = list(recorded) + [d for _, d in blocked(trace, *key)]
             supports = [self.support(key, d, trace.program) for d in derivations]
             self.add_fact(key, supports)
             todo += [b for s in supports for b in s.body] \

@@ -33,7 +33,7 @@ from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing
 from sparkdedalus.inputs import read_inputs
 from sparkdedalus.reference.evaluator import run
-from sparkdedalus.reference.why import blocked
+from sparkdedalus.reference.why import blocked, joined
 
 
 def search(program, space: Space, inputs_dir: str | None = None, progress=None) -> Checked:
@@ -52,7 +52,7 @@ def search(program, space: Space, inputs_dir: str | None = None, progress=None) 
             progress(len(tried), int(bool(lost)))
         if lost:
             return Counterexample(scenario, lost)
-        lineage.add_run(trace, pre, blocked)
+        lineage.add_run(trace, pre, blocked, joined)
         return None
 
     found = execute(Scenario())

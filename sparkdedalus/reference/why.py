@@ -290,16 +290,40 @@ def blocked(trace, relation: str, pattern: tuple, tick: int) -> list:
     >>> [(row, d.kind, d.body, d.absent) for row, d in blocked(trace, "p", (None,), 2)]
     [(('a',), 'next', (FactAt(relation='q', row=('a',), tick=1),), (Absent(relation='r', pattern=('a',), tick=1),))]
     """
+    return _instances(trace, relation, pattern, tick, blocked_only=True)
+
+
+def joined(trace, relation: str, pattern: tuple, tick: int) -> list:
+    """Every rule instance that would derive a fact of `relation` matching `pattern`
+    at `tick` from the facts of `trace`, its negated atoms aside (they are the
+    derivation's `absent` atoms, whether a fact matches them or not): as `blocked`,
+    for rules with or without negated atoms. `trace` may be any view with
+    `program` and `at(tick)`, e.g. the facts of several runs together, where an
+    instance's body facts may come from different runs (LDFI's `Union`).
+
+    >>> from sparkdedalus import Program
+    >>> from sparkdedalus.reference import run
+    >>> trace = run(Program.parse('q("a")@1; r("a")@1; p(L) :- q(L), r(L), notin s(L);'), ticks=1)
+    >>> [(row, d.kind, d.absent) for row, d in joined(trace, "p", ("a",), 1)]
+    [(('a',), 'rule', (Absent(relation='s', pattern=('a',), tick=1),))]
+    >>> blocked(trace, "p", ("a",), 1)
+    []
+    """
+    return _instances(trace, relation, pattern, tick, blocked_only=False)
+
+
+def _instances(trace, relation: str, pattern: tuple, tick: int, blocked_only: bool) -> list:
     program, found = trace.program, []
     for rule in program.defining_rules(relation):
         known = [(arg, value) for arg, value in zip(rule.head.args, pattern) if value is not None]
         head = match_head(ast.Atom(relation, tuple(a for a, _ in known)), tuple(v for _, v in known))
         at = tick if rule.delivery == "now" else tick - 1
-        if not rule.negated_atoms or rule.is_aggregate or head is None or at < 1:
+        if blocked_only and not rule.negated_atoms or rule.is_aggregate or head is None or at < 1:
             continue
         for binding, matched in _joins(trace, rule, head, at, 0, ()):
             binding, failed = _conditions(rule, binding)
-            if failed or not any(_matches_some(trace, atom, binding, at) for atom in rule.negated_atoms):
+            if failed or blocked_only and not any(_matches_some(trace, atom, binding, at)
+                                                  for atom in rule.negated_atoms):
                 continue
             try:
                 row = convert_row(tuple(evaluate(arg, binding) for arg in rule.head.args),
