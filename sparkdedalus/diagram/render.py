@@ -95,17 +95,23 @@ def titled(parent: ET.Element, title: str, **attributes) -> ET.Element:
     return group
 
 
+def svg_root(cls: str, style: str, colours) -> ET.Element:
+    """An empty `<svg class=cls>` with its `style` and an arrowhead `arrow-{i}` per colour."""
+    root = ET.Element("svg", {"xmlns": SVG_NS, "class": cls})
+    add(root, "style", style)
+    defs = add(root, "defs")
+    for i, colour in enumerate(colours):
+        marker = add(defs, "marker", id=f"arrow-{i}", viewBox="0 0 10 10", refX=10, refY=5,
+                     markerWidth=7, markerHeight=7, orient="auto")
+        add(marker, "path", d="M 0 0 L 10 5 L 0 10 z", fill=colour)
+    return root
+
+
 def svg_element(diagram: Diagram) -> ET.Element:
     """The diagram as an `<svg>` element."""
     relations = sorted({m.relation for m in diagram.messages})
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(relations)}
-    root = ET.Element("svg", {"xmlns": SVG_NS, "class": "spacetime"})
-    add(root, "style", STYLE)
-    defs = add(root, "defs")
-    for i, name in enumerate(relations):
-        marker = add(defs, "marker", id=f"arrow-{i}", viewBox="0 0 10 10", refX=10, refY=5,
-                      markerWidth=7, markerHeight=7, orient="auto")
-        add(marker, "path", d="M 0 0 L 10 5 L 0 10 z", fill=colours[name])
+    root = svg_root("spacetime", STYLE, [colours[name] for name in relations])
     width = max(LEFT + COLUMN * len(diagram.nodes), MIN_WIDTH)
     canvas = _Canvas(diagram, TOP + _legend(root, diagram, relations, colours, width))
     _ticks(root, canvas, width)

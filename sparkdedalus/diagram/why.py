@@ -43,7 +43,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from sparkdedalus.diagram.model import node_order
-from sparkdedalus.diagram.render import LEFT, PALETTE, RED, SVG_NS, add, cross, curve, page, px, titled
+from sparkdedalus.diagram.render import LEFT, PALETTE, RED, add, cross, curve, page, px, svg_root, titled
 from sparkdedalus.syntax.printer import format_const
 from udfs.registry import spark_string
 
@@ -332,13 +332,7 @@ def svg_element(graph: dict) -> ET.Element:
     """The derivation graph of `why`'s JSON `graph` as an `<svg>` element."""
     boxes, steps = (_holding if graph["holds"] else _not_holding)(graph)
     layout = _Layout(boxes, steps)
-    root = ET.Element("svg", {"xmlns": SVG_NS, "class": "derivations"})
-    add(root, "style", STYLE)
-    defs = add(root, "defs")
-    for i, colour in enumerate(COLOURS):
-        marker = add(defs, "marker", id=f"arrow-{i}", viewBox="0 0 10 10", refX=10, refY=5,
-                     markerWidth=7, markerHeight=7, orient="auto")
-        add(marker, "path", d="M 0 0 L 10 5 L 0 10 z", fill=colour)
+    root = svg_root("derivations", STYLE, COLOURS)
     _grid(root, layout)
     for step in steps:
         if step.kind in ("lost", "late"):
