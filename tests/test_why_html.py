@@ -93,9 +93,13 @@ def test_the_broadcast_lineage_of_docs_provenance():
              for a, _ in page.groups("fact")}
     assert facts == {("log", ("c", "yo"), 3, "c"), ("bcast", ("b", "yo"), 2, "b"),
                      ("node", ("b", "c"), 2, "b"), ("node", ("b", "c"), 1, "b")}
-    texts = {a["data-row"]: text for a, text in page.groups("fact") if a["data-relation"] == "bcast"}
-    assert f"fact of the program ({BROADCAST}:37)" in texts['["b", "yo"]']
-    assert any(f"fact of the program ({BROADCAST}:34)" in text for _, text in page.groups("fact"))
+    # the boxes write the file without its directory; their hover text in full
+    texts = {(a["data-relation"], a["data-tick"]): text for a, text in page.groups("fact")}
+    assert "fact of the program (broadcast.ded:37)" in texts["bcast", "2"] and f"{BROADCAST}:37" in texts["bcast", "2"]
+    assert "fact of the program (broadcast.ded:34)" in texts["node", "1"] and f"{BROADCAST}:34" in texts["node", "1"]
+    labels = {a["data-pos"]: text for a, text in page.groups("derivation")}
+    assert "broadcast.ded:27: b@2 \u2192 c@3" in labels[f"{BROADCAST}:27"]
+    assert "@next broadcast.ded:25" in labels[f"{BROADCAST}:25"]
     derivations = {(a["data-fact"], a["data-kind"], a["data-pos"]) for a, _ in page.groups("derivation")}
     assert derivations == {('log("c", "yo")@3', "message", f"{BROADCAST}:27"),
                            ('node("b", "c")@2', "next", f"{BROADCAST}:25")}

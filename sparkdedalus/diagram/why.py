@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -91,6 +92,7 @@ class _Box:
     tick: int
     lines: list
     holds: bool = True
+    sources: list = field(default_factory=list)  # the file:line of its facts of the program, in full
     level: int = 0
     x: float = 0.0  # the left edge, within its column until placed
     y: float = 0.0
@@ -130,7 +132,7 @@ class _Step:
     def label(self) -> str:
         count = f"{self.k}/{self.of} " if self.of > 1 else ""
         if self.closest:
-            return f"closest: {self.pos}"
+            return f"closest: {short(self.pos)}"
         if self.kind in ("lost", "late"):
             m = self.message
             fate = "lost" if m["arrival"] is None else f"arrives at tick {m['arrival']}"
@@ -138,9 +140,9 @@ class _Step:
                     f"to {_value(m['receiver'])}: {fate}")
         if self.message is not None:
             m = self.message
-            return (f"{count}{self.pos}: {_value(m['sender'])}@{m['send_tick']} \u2192 "
+            return (f"{count}{short(self.pos)}: {_value(m['sender'])}@{m['send_tick']} \u2192 "
                     f"{_value(m['receiver'])}@{m['arrival']}")
-        return f"{count}{'@next ' if self.kind == 'next' else ''}{self.pos}"
+        return f"{count}{'@next ' if self.kind == 'next' else ''}{short(self.pos)}"
 
     @property
     def lines(self) -> int:
@@ -159,6 +161,15 @@ class _Step:
     def row_tick(self) -> int:
         """The tick below whose rows a message's dot sits (its send tick)."""
         return self.message["send_tick"]
+
+
+def short(pos: str) -> str:
+    """`file:line` without the file's directory, as the drawing writes it.
+
+    >>> short("examples/faults/three_phase_commit.ded:103")
+    'three_phase_commit.ded:103'
+    """
+    return os.path.basename(pos)
 
 
 def _value(value) -> str:
@@ -190,7 +201,8 @@ def _holding(graph: dict) -> tuple:
         for k, d in enumerate(found, 1):
             count = f"{k}/{len(found)}: " if len(found) > 1 else ""
             if d["kind"] in LEAVES:
-                box.lines.append(count + LEAVES[d["kind"]].format(pos=d["pos"]))
+                box.lines.append(count + LEAVES[d["kind"]].format(pos=short(d["pos"])))
+                box.sources.append(d["pos"])
                 continue
             notes = [f"{pattern_text(a['relation'], a['pattern'])} was absent at {a['tick']}" for a in d["absent"]]
             steps.append(_Step(box, [boxes[i] for i in d["body"]], d["kind"], d["pos"], d["text"], k, len(found),
@@ -362,7 +374,8 @@ def _grid(root: ET.Element, layout: _Layout) -> None:
 
 
 def _box(root: ET.Element, box: _Box) -> None:
-    group = titled(root, "\n".join(box.lines) + f"\nat {box.location}", class_="fact" if box.holds else
+    title = box.lines + [f"at {box.location}"] + [f"written at {pos}" for pos in box.sources]
+    group = titled(root, "\n".join(title), class_="fact" if box.holds else
                    "fact not-holding", data_id=box.id, data_relation=box.relation,
                    data_row=json.dumps(list(box.row), ensure_ascii=False), data_tick=box.tick,
                    data_location=box.location)
@@ -373,7 +386,7 @@ def _box(root: ET.Element, box: _Box) -> None:
 
 
 def _step(root: ET.Element, step: _Step, marker: str) -> None:
-    title = step.label if step.title is None else f"{step.label}\n{step.title}"
+    title = f"{step.label}\n{step.pos}" + ("" if step.title is None else f": {step.title}")
     group = titled(root, "\n".join([title] + step.notes), class_="derivation closest" if step.closest else
                    "derivation", data_fact=step.head.lines[0], data_kind=step.kind, data_pos=step.pos,
                    data_k=step.k, data_of=step.of)
