@@ -9,7 +9,8 @@ at or before the send tick; a rule's `notin crash(...)` breaks when a matching
 crash happens; any other `notin` breaks when a fact it matches comes to hold.
 Facts absent from a run can hold under failures: the lineage also holds the rule
 instances that only a negated atom blocked (`reference.why.blocked`), which
-apply once the blocking facts lose their derivations. An aggregate's fact rests
+apply once the blocking facts lose their derivations, and those whose body facts
+held in different runs (`Union`, `reference.why.joined`). An aggregate's fact rests
 on its group, and is lost when a member comes to hold that changes its value: for
 `max<>` (`min<>`) one with a greater (smaller) value, for the others any (`others`
 atoms, matched like negated atoms). A failure set is a
@@ -122,7 +123,6 @@ class Lineage:
         self.failures = _failures(space)  # those of the space, each a variable of the formula
         self.runs: list = []  # the traces added
         self.looked_up: list = []  # per run, the keys (facts, and ("notin",) + negated atoms) looked up in it
-        self.union = None  # (Union of the runs, the keys looked up in it) with `joined`
 
     def add_run(self, trace, pre_rows, blocked, joined=None) -> None:
         """Add a run (a reference trace with provenance) that holds every `pre`
@@ -146,8 +146,7 @@ class Lineage:
         self.targets |= set(pre_rows)
         views = [(run, blocked, done) for run, done in reversed(list(zip(self.runs, self.looked_up)))]  # the new first
         if joined is not None:
-            self.union = (Union(self.runs), set())  # other facts together: everything is looked up again
-            views.append((*self.union[:1], joined, self.union[1]))
+            views.append((Union(self.runs), joined, set()))  # new facts together: everything looked up again
         todo = True
         while todo:
             todo = False
