@@ -96,7 +96,7 @@ def test_the_tick_loop_collects_no_rows_to_the_driver(spark, monkeypatch, tmp_pa
     for tick in (1, 2, 3):
         previous = state.packs[tick] = loop.run_tick(tick, previous, state)
     monkeypatch.undo()
-    crash = {tuple(r) for r in loop.layout.extract(previous, "crash").collect()}
+    crash = {tuple(r) for r in loop.layout.extract(loop.full(previous), "crash").collect()}
     assert crash == {("z", "b", 2), ("u", "b", 2), ("b", "b", 2)}  # by hand: input locations and the node
 
 

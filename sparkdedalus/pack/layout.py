@@ -130,7 +130,7 @@ class Layout:
     def home_copies_sql(self, pack: str) -> str:
         """SQL: `pack` with a replicated relation's rows in its location's
         bucket only (the pack's one copy), when there is a partition column."""
-        return f"SELECT * FROM {pack} WHERE {self._home_copy()}" if self.bucket else f"SELECT * FROM {pack}"
+        return f"SELECT * FROM {pack} WHERE {self.home_copy()}" if self.bucket else f"SELECT * FROM {pack}"
 
     @staticmethod
     def per_relation_sql(values: dict) -> str:
@@ -147,8 +147,11 @@ class Layout:
         """SQL: the bucket of a pack row of one of `names` (NULL for the others)."""
         return self.per_relation_sql({n: self.partitioner.bucket_sql(n, self.columns[n]) for n in names})
 
-    def _home_copy(self) -> str:
-        """SQL: the row is not a replicated relation's, or is its copy in its location's bucket."""
+    def home_copy(self) -> str:
+        """SQL: the row is not a replicated relation's, or is its copy in its
+        location's bucket (`true` without a partition column)."""
+        if not self.bucket:
+            return "true"
         replicated = [n for n in self.names if n in self.partitioner.replicated]
         return f"coalesce({self._bucket_sql(replicated)}, {PARTITION_COLUMN}) = {PARTITION_COLUMN}"
 

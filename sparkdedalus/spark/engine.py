@@ -114,24 +114,27 @@ class Engine:
     @staticmethod
     def _ticks(loop, state, program, ticks, writer, keep_history, commit_every, progress, names) -> None:
         keep = ticks_read_back(program)
-        previous = None
+        previous = stored = None  # the loop's pack of the previous tick; the store's (every relation)
         first = 1
         if writer is not None and writer.last_tick:
             with names.scope("setup", "resume"):
                 for k in keep:
                     if k <= writer.last_tick:
                         state.packs[k] = loop.layout.adopt(writer.pack_at(k))
-                previous = loop.layout.adopt(writer.resume_pack())
+                previous = stored = loop.layout.adopt(writer.resume_pack())
             state.packs[writer.last_tick] = previous
             first = writer.last_tick + 1
         for tick in range(first, ticks + 1):
             with names.scope("tick", tick):
                 pack = loop.run_tick(tick, previous, state)
             state.packs[tick] = pack
-            if writer is not None and (tick % commit_every == 0 or tick == ticks):
-                writer.commit(tick, pack, previous)
-            elif writer is not None:
-                writer.stage(tick, pack, previous)
+            if writer is not None:
+                full = loop.full(pack)
+                if tick % commit_every == 0 or tick == ticks:
+                    writer.commit(tick, full, stored)
+                else:
+                    writer.stage(tick, full, stored)
+                stored = full
             if not keep_history and tick - 1 in state.packs and tick - 1 not in keep:
                 del state.packs[tick - 1]
             previous = pack

@@ -115,7 +115,8 @@ def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int
             edb = {WORLD: classes.select("world")}
             if failures.uniform_crashes:
                 edb[WORLD_CRASH] = failures.crash_rows(classes)
-            loop = TickLoop(spark, worlds.program, edb=edb, policy=False)  # packs rewritten by Splitter
+            # packs rewritten by Splitter, every relation in them
+            loop = TickLoop(spark, worlds.program, edb=edb, policy=False, input_apart=False)
         state.packs[tick] = pack = loop.run_tick(tick, previous, state)
         if tick < eot and failures.may_split(tick):
             members, classes, count = _renumber(failures.signatures(members, splitter.sent(pack, tick), tick))

@@ -18,9 +18,10 @@ path(L, Y, Z)` keeps L and Z, and location-local rules always keep the
 location), the facts are split into `buckets` by a hash of the pivot: each
 task computes the facts of its bucket from all the base facts, and the
 buckets' results are disjoint. Otherwise one task computes the stratum. When
-every atom of every rule is at its head's location (`located`), a fact is sent
-only to the bucket of its location, not to every bucket: a program at one
-location moves its facts once, to one task.
+every atom of every rule is at its head's location (`located`) and the pivot is
+the location alone (`by_location`), a fact is sent only to the bucket of its
+location, not to every bucket; a finer pivot (the closure's (L, Z)) keeps its
+buckets, so that a program at one location is still solved by several tasks.
 
 A lattice relation (min or max over its own recursion, checks/lattices.py)
 keeps the best row of each group: each iteration's candidates are reduced
@@ -36,8 +37,8 @@ default, or `loop` for the general loop everywhere).
 >>> p = build_program(load_text(".decl edge(l: string, x: int, y: int) "
 ...     "path(L, X, Y) :- edge(L, X, Y); path(L, X, Z) :- edge(L, X, Y), path(L, Y, Z);"))
 >>> plan = ArrowFixpoint.compile(p.rules, ["path"], p)
->>> plan.pivot["path"]
-(0, 2)
+>>> plan.pivot["path"], plan.located, plan.by_location
+((0, 2), True, False)
 >>> import pyarrow as pa
 >>> edge = pa.table({"c0": ["g"] * 3, "c1": [1, 2, 3], "c2": [2, 3, 1]})
 >>> path = pa.table({"c0": pa.array([], pa.string()), "c1": pa.array([], pa.int64()),
@@ -49,8 +50,8 @@ default, or `loop` for the general loop everywhere).
 ...     "dist(L, 1, 0) :- edge(L, _, _, _); "
 ...     "dist(L, Y, min<D>) :- dist(L, X, D1), edge(L, X, Y, W), W >= 0, D == D1 + W;"))
 >>> plan = ArrowFixpoint.compile(p.rules, ["dist"], p)
->>> plan.lattices["dist"].func, plan.pivot["dist"]
-('min', (0,))
+>>> plan.lattices["dist"].func, plan.pivot["dist"], plan.by_location
+('min', (0,), True)
 >>> edge = pa.table({"c0": ["g"] * 3, "c1": [1, 2, 1], "c2": [2, 3, 3], "c3": [1, 1, 5]})
 >>> dist = pa.table({"c0": ["g"], "c1": [3], "c2": [9]})   # 3 at 9 already: improved to 2
 >>> sorted(plan.solve({"edge": edge, "dist": dist}, bucket=0, buckets=1)["dist"].to_pylist(), key=str)
@@ -257,6 +258,12 @@ class ArrowFixpoint:
         return all(rule.head_terms[0][0] == "v" and all(terms[0] == rule.head_terms[0] for _, terms in rule.body)
                    for rule in self.rules)
 
+    @property
+    def by_location(self) -> bool:
+        """Whether the buckets are the locations': the rules are `located` and
+        every relation's pivot is its location alone."""
+        return self.located and all(self.pivot[n] == (0,) for n in self.names)
+
     # ---------------------------------------------------------------- in a task
     def solve(self, tables: dict, bucket: int, buckets: int) -> dict:
         """The new facts of the stratum's relations (not in `tables`) whose
@@ -342,9 +349,9 @@ class ArrowFixpoint:
         checkpoint) and their number, from the frames the rules read
         (`current`): one job, the buckets spread over `partitions` tasks."""
         slots = {n: f"s{i}" for i, n in enumerate(self.reads)}
-        # located: a fact goes to the bucket of its location only; else every
+        # by location: a fact goes to the bucket of its location only; else every
         # bucket gets every fact and keeps the facts of its pivot (`solve`)
-        route = [f"CAST(pmod(hash(`c0`), {buckets}) AS INT) AS __b"] if self.located else []
+        route = [f"CAST(pmod(hash(`c0`), {buckets}) AS INT) AS __b"] if self.by_location else []
         parts = []
         for name in self.reads:
             exprs = [f"'{name}' AS __rel"] + [
@@ -377,7 +384,7 @@ class ArrowFixpoint:
                 pieces.append(pa.table(columns, names=["__rel", *out_slots.values()]))
             return pa.concat_tables(pieces)
 
-        if self.located:
+        if self.by_location:
             # a partition holds whole locations: its facts are solved together, with
             # no grouping (no sort), and in one partition with no shuffle either
             def task(batches):

@@ -76,7 +76,7 @@ class Run:
         if self.store is not None:  # time travel through the Delta tables
             return self.store.relation(name, self.ticks if tick is None else tick)
         _, pack = self._pack(tick)
-        frame = self._loop.layout.extract(pack, name, STATE)
+        frame = self._loop.layout.extract(self._loop.full(pack), name, STATE)
         return frame.toDF(*self.program.relations[name].columns)
 
     def messages(self, tick: int | None = None) -> DataFrame:
@@ -93,7 +93,7 @@ class Run:
             return {n: {tuple(r) for r in self.store.relation(n, wanted).collect()} for n in names}
         t, pack = self._pack(tick)
         layout = self._loop.layout
-        rows = pack.where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
+        rows = self._loop.full(pack).where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
             .select("__rel", *layout.value_columns).collect()
         out = {n: set() for n in names}
         for row in rows:

@@ -152,12 +152,13 @@ class LoopState:
 class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
                  edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
-                 gc: list | None = None, policy: bool = True):
+                 gc: list | None = None, policy: bool = True, input_apart: bool = True):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py);
         `gc`: the `GcRule`s to apply (analysis/gc.py); `policy`: partition by
-        the distribution policies (see the module)."""
+        the distribution policies (see the module); `input_apart`: keep the
+        relations no rule derives out of the packs (`full` adds them back)."""
         self.spark = spark
         self.names = JobNames(spark)  # names its jobs (strata, iterations); Engine.run gives its own
         self.stamped = dict(stamped or {})
@@ -191,7 +192,18 @@ class TickLoop:
         growing = growing_relations(program, frozenset(self.stamped), self.collected)
         self.carried = carried_relations(program, growing)
         self.differential = differential_rules(program, growing, self.collected)
-        self.static_pack = self._static_pack(self._static_frames(edb or {}))
+        frames = self._static_frames(edb or {})
+        varying = {r.head.name for r in program.rules} | set(program.lattices)
+        varying |= set(self.stamped) | {n for by in self.facts_at.values() for n in by}  # rows at some ticks only
+        #: relations true at every tick that no rule derives and no fact or
+        #: input adds to at some tick: materialised once, read from there,
+        #: never copied into a tick's pack (see `full`)
+        self.apart = {n for n in frames if n not in varying} if input_apart else set()
+        self.input_pack, self.input_rows_apart = self._static_pack(
+            {n: f for n, f in frames.items() if n in self.apart}, distinct=True)
+        self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in self.apart})
+        self.static_names = set(frames)
+        self._sized(self.input_rows_apart + static_rows)
         self.rule_order = self._rule_order()
         self.may_start = self._may_start()
 
@@ -287,20 +299,23 @@ class TickLoop:
         located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
         return known.unionAll(located).distinct()
 
-    def _static_pack(self, frames: dict) -> DataFrame | None:
-        """The facts true at every tick, packed and materialised once (one job)."""
-        self.static_names = set(frames)
+    def _static_pack(self, frames: dict, distinct: bool = False) -> tuple[DataFrame | None, int]:
+        """Facts true at every tick, packed and materialised once (one job), and
+        their rows (a replicated relation's counted once); with `distinct`,
+        each fact once (in each bucket it is copied to)."""
         if not frames:
-            return None
+            return None, 0
         pack = self._union([self.layout.part_sql(n, STATE, self._name(self._bucketed(n, self.views.of(f))))
                             for n, f in frames.items()])
         if self.partitioner is not None:
             pack = f"SELECT /*+ REPARTITION({self.most_partitions}, {PARTITION_COLUMN}) */ * FROM {self._name(pack)}"
         elif self.partitions > 1:
             pack = f"SELECT /*+ REPARTITION({self.partitions}) */ * FROM {self._name(pack)}"
-        pack, _ = self._checkpoint(pack)
+        if distinct:  # partitioned by a column of the row already: no other shuffle
+            pack = f"SELECT DISTINCT * FROM {self._name(pack)}"
+        pack, (_, rows) = self._materialised(pack, self.layout.home_copy())
         self._end_statement()
-        return pack
+        return pack, rows
 
     def _facts_pack(self, tick: int) -> str | None:
         """SQL: the facts stamped with `tick` (the program's and the inputs'), packed."""
@@ -323,9 +338,7 @@ class TickLoop:
         names = {f.atom.name for f in self.program.facts}
         names |= {r.head.name for r in self.program.rules if r.delivery != "now"}
         names |= set(self.stamped) | self.carried
-        if self.static_pack is not None:
-            names |= set(self.static_names)
-        return names
+        return names | self.static_names
 
     def _rule_order(self) -> dict:
         """Per stratum, the relations in dependency order (for non-recursive strata)."""
@@ -430,7 +443,8 @@ class TickLoop:
         self._tick_partitions = self.partitions
         if previous is not None and self.partitioner is not None and self._pack_partitions != self.partitions:
             start = self._name(self._spread(start))  # the previous pack is not in this tick's partitions
-        current = Frames(lambda name: self.layout.read_sql(start, name) if start is not None and name in self.may_start
+        current = Frames(lambda name: self._read_apart(name) if name in self.apart
+                         else self.layout.read_sql(start, name) if start is not None and name in self.may_start
                          else self._empty(name, bucket=True))
         news = None
         if previous is not None:
@@ -445,6 +459,14 @@ class TickLoop:
             return start
         names = ", ".join(f"'{n}'" for n in sorted(self.program.lattices))
         return self._narrow(f"SELECT * FROM {self._name(start)} WHERE __rel NOT IN ({names})")
+
+    def _read_apart(self, name: str) -> str:
+        """SQL: relation `name`, which no rule derives, read from the inputs kept apart."""
+        return self.layout.read_sql(self.views.of(self.input_pack), name)
+
+    def full(self, pack: DataFrame) -> DataFrame:
+        """A tick's pack with the relations kept apart (`apart`): every fact of the tick."""
+        return pack if self.input_pack is None else pack.unionAll(self.input_pack.where(self.layout.home_copy()))
 
     def _surviving(self, name: str) -> str:
         """SQL: collected relation `name`'s final state in the previous pack less its garbage."""
@@ -463,6 +485,8 @@ class TickLoop:
                 k = atom.time.tick
                 if k > tick or k not in state.packs:
                     return self._empty(atom.name, bucket=True)
+                if atom.name in self.apart:
+                    return self._read_apart(atom.name)
                 if k not in self._pack_views:
                     self._pack_views[k] = self.views.of(state.packs[k])
                 return self.layout.read_sql(self._pack_views[k], atom.name, STATE)
@@ -777,4 +801,7 @@ class TickLoop:
         pack = self.layout.distinct_sql(self._name(pack), self.partitions)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self._union([pack, *settled])
-        return self._materialised(pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        pack, (rows, persisted, collected) = self._materialised(
+            pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        self._sized(rows + self.input_rows_apart)  # the next tick reads the inputs kept apart too
+        return pack, (rows + self.input_rows_apart, persisted, collected)
