@@ -62,7 +62,7 @@ TWO_PC_NOTES = [
 # program; what the client observes, result, is the same (strict) and every outcome of it is
 # one the base shows (refinement). Likewise 2PC's relays (begin, inquire): what a client and
 # the participants' operators see, the logs and the answers to inquiries, refines the base
-# (strictly it may not: an inquiry relayed one hop later can see the commit the base's did not).
+# (strictly it may not: the relays move an inquiry and the commit in time relative to each other).
 VOTING_EQUIV = [["--observe", "result"], ["--observe", "result", "--mode", "refinement"]]
 TWO_PC_EQUIV = [["--observe", "commit_log,end_log,part_log,answer", "--mode", "refinement"]]
 CASES = [(VOTING, "leader,participant", [], VOTING_NOTES, VOTING_EQUIV),
