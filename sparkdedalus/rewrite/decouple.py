@@ -24,7 +24,10 @@ batches, holding C2's messages until the batch is acknowledged:
 `rewrite.batching` gives the rules of both (`MECHANISMS`).
 
 A rewrite refuses (`RewriteError`) what this mechanism cannot express: rules
-that stay reading what C2 derives (but in the asymmetric rewrite), a location
+that stay reading what C2 derives (but in the asymmetric rewrite), a rule
+that stays reading only constant relations the new node holds too and using
+its location as data (`uses_location`: it would run there and derive other
+facts), a location
 that is not a string, global observer rules, `.input` relations C2 reads.
 
 >>> from sparkdedalus import Program
@@ -155,6 +158,12 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
             if atom.name in derived_moved:
                 raise RewriteError(f"{atom.pos}: the rule for {rule.head.name} reads {atom.name}, "
                                    f"which the moved rules derive")
+    held = constant & c2_reads  # the constant relations the new node holds too: other rules run there
+    for rule in stay:
+        if rule.positive_atoms and all(a.name in held for a in rule.positive_atoms) and uses_location(rule):
+            raise RewriteError(f"{rule.pos}: the rule for {rule.head.name} reads only "
+                               f"{', '.join(sorted({a.name for a in rule.positive_atoms}))}, which the new node "
+                               f"holds too, and uses its location as data: it would derive other facts there")
     for rule in moved + copied:
         if len(location_terms(rule)) > 1:
             raise RewriteError(f"{rule.pos}: a global observer rule cannot move")
@@ -308,6 +317,30 @@ def fresh_variable(rule: ast.Rule, base: str) -> ast.Var:
     while f"{base}{k}" in used:
         k += 1
     return ast.Var(f"{base}{k}")
+
+
+def uses_location(rule) -> bool:
+    """Whether `rule` uses its location (that of its first stored atom) as
+    data: anywhere but as the location of its stored atoms and its head (an
+    `@async` head's is its destination).
+
+    >>> from sparkdedalus import Program
+    >>> p = Program.parse('a(L, X) :- b(L, X); c(L) :- b(L, _), L != "n"; d(D)@async :- b(L, D);')
+    >>> [uses_location(r) for r in p.rules]
+    [False, True, False]
+    """
+    stored = [lit for lit in rule.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS]
+    if not stored or not isinstance(stored[0].args[0], ast.Var):
+        return False
+    loc, hole = stored[0].args[0], ast.Var("_")
+
+    def strip(atom: ast.Atom) -> ast.Atom:
+        return replace(atom, args=(hole, *atom.args[1:])) if atom.name not in FUNCTIONS and atom.args[0] == loc \
+            else atom
+    body = tuple(strip(lit) if isinstance(lit, ast.Atom) else ast.Negated(strip(lit.atom), lit.pos)
+                 if isinstance(lit, ast.Negated) else lit for lit in rule.body)
+    head = rule.head if rule.delivery == "async" else strip(rule.head)
+    return loc.name in _names(ast.Rule(head, rule.delivery, body, rule.pos))
 
 
 def _moved_location(loc, rule: ast.Rule, suffix: str):
