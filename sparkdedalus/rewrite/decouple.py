@@ -25,9 +25,10 @@ batches, holding C2's messages until the batch is acknowledged:
 
 A rewrite refuses (`RewriteError`) what this mechanism cannot express: rules
 that stay reading what C2 derives (but in the asymmetric rewrite), a rule
-that stays reading only constant relations the new node holds too and using
-its location as data (`uses_location`: it would run there and derive other
-facts), a location
+that would run on the other side too and derive other facts there (a rule
+that stays reading only constant relations the new node holds too, a moved
+rule reading only constant relations, either negating what changes, or the
+rule that stays using its location as data, `uses_location`), a location
 that is not a string, global observer rules, `.input` relations C2 reads.
 
 >>> from sparkdedalus import Program
@@ -158,12 +159,20 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
             if atom.name in derived_moved:
                 raise RewriteError(f"{atom.pos}: the rule for {rule.head.name} reads {atom.name}, "
                                    f"which the moved rules derive")
-    held = constant & c2_reads  # the constant relations the new node holds too: other rules run there
-    for rule in stay:
-        if rule.positive_atoms and all(a.name in held for a in rule.positive_atoms) and uses_location(rule):
+    # a rule runs wherever its positive atoms hold: a rule that stays, at the new node when it
+    # reads only the constant relations copied there; a moved rule, at the component's node when
+    # it reads only constant relations. There it derives other facts when it negates what
+    # changes, or (a rule that stays, read without `home`) uses its location as data.
+    held = constant & c2_reads
+    for rule, where, on in [(r, "the new node", held) for r in stay] + [(r, "the component's node", constant)
+                                                                       for r in moved]:
+        negates = sorted({a.name for a in rule.negated_atoms} - constant)
+        if rule.positive_atoms and all(a.name in on for a in rule.positive_atoms) and (
+                negates or rule in stay and uses_location(rule)):
+            why = f"negates {negates[0]}" if negates else "uses its location as data"
             raise RewriteError(f"{rule.pos}: the rule for {rule.head.name} reads only "
-                               f"{', '.join(sorted({a.name for a in rule.positive_atoms}))}, which the new node "
-                               f"holds too, and uses its location as data: it would derive other facts there")
+                               f"{', '.join(sorted({a.name for a in rule.positive_atoms}))}, which {where} "
+                               f"holds too, and {why}: it would derive other facts there")
     for rule in moved + copied:
         if len(location_terms(rule)) > 1:
             raise RewriteError(f"{rule.pos}: a global observer rule cannot move")
