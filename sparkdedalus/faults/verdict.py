@@ -1,8 +1,8 @@
 """Molly's invariant: a scenario is a counterexample when some `pre` fact at
-EOT has no equal `post` fact at EOT (location included).
+EOT has no equal `post` fact at EOT (location included); `check_invariant`
+says whether a program and nodes can be checked at all.
 
 >>> from sparkdedalus.faults.space import Scenario
-from udfs.registry import spark_string
 >>> missing({("a", 1), ("b", 1)}, {("a", 1)})
 (('b', 1),)
 >>> Counterexample(Scenario(crashes=(("b", 2),)), (("b", 1),)).to_json()
