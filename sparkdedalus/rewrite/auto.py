@@ -4,22 +4,24 @@ docs/rewrites.md), in this order:
 1. *decouple*: for each component named, in turn, move the largest candidate
    of `analysis.decoupling.decouplings` that a coordination-free rewrite of
    `DECOUPLINGS` applies to (ties: the analysis's order; the first rewrite
-   that applies, as `--decouple` picks it) to a new component `C_2` (`C_3`,
-   .. when taken), and again on what stays, until no candidate applies. The
+   that applies, as `--decouple` picks it) to a new component named by its
+   role (`rewrite.naming`; `C_2`, `C_3`, .. when it has none), and again on
+   what stays, until no candidate applies. The
    state machine and asymmetric decouplings are left to `--decouple`: the
    sequencing they add leaves parts that cannot be partitioned. Candidates
    are sets of the component's own rules: the forwarding rules a decoupling
    adds (`rewrite.decouple`) do not move. The parts split off are not split
    again. Then, when the rules of the component that remain (but those
-   over constant relations) read what a component outside the scope sends,
-   they move to one more part, and the component relays that to it.
+   over constant relations) read what comes from outside the scope (sent by
+   a component outside it, or events), they move to one more part, and the
+   component relays that to it.
 2. *partition*: each component named, then its parts, on `n` partitions
    when the partitioning rewrite takes it (co-hashing or dependencies;
    partial partitioning adds a coordinator: `--partition` applies it).
 
 The scope (`rewrite.scope`) is the components named and their parts: no
-rewrite changes the rules of another component, so a component that one
-outside the scope sends to is not partitioned.
+rewrite changes the rules of another component nor the events, so a
+component that gets input from outside the scope is not partitioned.
 
 Each rewrite applied, and each component not partitioned, gets a note; a
 component named that nothing applies to gets "nothing to apply".
