@@ -136,3 +136,69 @@ def test_a_rewrite_forced_past_its_precondition_is_caught_negative():
     verdict = refine(program, forced, 12, SEEDS, NETWORK, final=False)
     assert not verdict.refines
     assert ("both", "at some tick", (), (("n", 1),)) in verdict.new[0].differences
+
+
+# Found by the generator. A moved rule negating an atom that repeats an existential variable
+# reads, once checked, an auxiliary projection `r-exists1` (checks/normalize.py); the batches
+# of the state machine decoupling forwarded that name, which no program may write. The rule
+# as written reads r: r is what is forwarded.
+PROJECTED = """
+r(L, X, X, 1) :- in(L, X);
+out(L, X) :- w(L, X), notin r(L, E, E, X);
+in("n", 1)@1;
+w("n", 1)@2;
+w("n", 2)@2;
+"""
+
+
+def test_a_moved_negation_through_a_projection_forwards_the_relation_it_projects():
+    program = Program.parse(PROJECTED)
+    target = Target("main", (1,), "sm")
+    rewritten, _ = BY_NAME["state machine"].apply(program, target)
+    text = program_text(rewritten, source_rules(rewritten))
+    assert "-exists" not in text and "r_sm(Lr, X1, X2, X3, T)@async :- r(L, X1, X2, X3)@T" in text
+    Program.parse(text)
+    # by hand: w(n, 1) and w(n, 2) at tick 2, r(n, 1, 1, 1) at 1 only: out(n, 1), out(n, 2) at 2
+    assert refine(program, rewritten, 12, SEEDS, NETWORK, final=False).refines
+
+
+def test_a_negation_at_a_given_tick_through_a_projection_is_no_state_machine_negative():
+    # the tick is read inside the projection: `notin r(L, E, E, X)@1` reads r as it was at tick 1
+    program = Program.parse(PROJECTED.replace("notin r(L, E, E, X);", "notin r(L, E, E, X)@1;"))
+    reasons = [str(r) for r in BY_NAME["state machine"].precondition(program, Target("main", (1,))).reasons]
+    assert reasons == ["<string>:3:29: the rule for out (line 3) reads r as it was at tick 1"]  # r at column 29
+
+
+# Found by the generator: a rule runs wherever its positive atoms hold. peer is constant, so
+# a decoupling copies it to the new node, and the component's node keeps it.
+OTHER_SIDE = """
+peer("n1", "n2");
+e0("n1", 2, 5);
+e0(L, X, X)@next :- e0(L, X, Y);
+r(L, X) :- peer(L, X), notin e0(L, _, _);
+h(L, H) :- peer(L, _), hash(L, H);
+s(L, X) :- e0(L, X, _), peer(L, _);
+"""
+
+
+@pytest.mark.parametrize("text, moved, why", [
+    # r and e0's rule move: e0's facts go to n1/m, so at n1 (peer holds there) r would find e0
+    # empty and derive r(n1, n2), which the original never does (e0 always holds at n1)
+    (OTHER_SIDE, (0, 1), "<string>:5:1: the rule for r reads only peer, which the component's node holds too, "
+                         "and negates e0: it would derive other facts there"),
+    # s moves and reads peer, copied to n1/m; r stays, reads only peer and negates e0, which
+    # n1/m does not hold: it would derive r there (read home: r(n1, n2))
+    (OTHER_SIDE, (3,), "<string>:5:1: the rule for r reads only peer, which the new node holds too, "
+                       "and negates e0: it would derive other facts there"),
+    # without r: h stays, reads only peer and hashes its location: at n1/m it would derive
+    # h(n1/m, hash("n1/m")), read home as another h fact of n1 (h now at line 5, s at 6)
+    (OTHER_SIDE.replace('r(L, X) :- peer(L, X), notin e0(L, _, _);\n', ""), (2,),
+     "<string>:5:1: the rule for h reads only peer, which the new node holds too, and uses its location "
+     "as data: it would derive other facts there")])
+def test_a_rule_that_would_run_on_the_other_side_is_refused_negative(text, moved, why):
+    program = Program.parse(text)
+    target = Target("main", moved, "m")
+    for rewrite in REWRITES[:5]:
+        assert why in [str(r) for r in rewrite.precondition(program, target).reasons] or \
+            not rewrite.analysis(program, target).applies
+    assert not any(t.rules == moved for _, t in offered(program))

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from sparkdedalus.analysis.independence import rule_label
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import constant_relations, rule_set_roles
+from sparkdedalus.checks.normalize import is_auxiliary
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 
@@ -81,15 +82,18 @@ def _closure(names, test) -> set:
     return found
 
 
-def _reads_tick(rule) -> list:
+def _reads_tick(program, rule) -> list:
     """Why `rule` depends on the tick: an atom at a given tick, or the tick
-    bound to a variable it uses elsewhere (`used` counts the qualifier too)."""
+    bound to a variable it uses elsewhere (`used` counts the qualifier too);
+    a negated auxiliary projection (`checks.normalize`) as the atom it projects."""
+    projected = [program.defining_rules(a.name)[0].positive_atoms[0] if is_auxiliary(a.name) else a
+                 for a in rule.negated_atoms]
     used = [v.name for a in rule.head.args for v in expr_vars(a)]
     used += [v.name for lit in rule.body if isinstance(lit, ast.Comparison) for v in expr_vars(lit.left)
              + expr_vars(lit.right)]
-    used += [v.name for a in rule.positive_atoms + rule.function_atoms + rule.negated_atoms for v in atom_vars(a)]
+    used += [v.name for a in rule.positive_atoms + rule.function_atoms + projected for v in atom_vars(a)]
     found = []
-    for atom in rule.positive_atoms + rule.negated_atoms:
+    for atom in rule.positive_atoms + projected:
         if isinstance(atom.time, ast.TickTime):
             found.append(Reason(f"{rule_label(rule)} reads {atom.name} as it was at tick {atom.time.tick}", atom.pos))
         elif isinstance(atom.time, ast.VarTime) and used.count(atom.time.var.name) > 1:
@@ -141,7 +145,7 @@ def state_machine(program, rules, constant=None, read=frozenset()) -> StateMachi
             for r in by_head[name])
 
     no_change = _greatest(set(by_head), unchanged)
-    reasons = [reason for i in roles.rules for reason in _reads_tick(program.rules[i])]
+    reasons = [reason for i in roles.rules for reason in _reads_tick(program, program.rules[i])]
     for name in sorted(references - existence - no_change):
         rule = next((r for r in by_head[name] if r.delivery == "next"), by_head[name][0])
         how = "for the next tick " if rule.delivery == "next" else ""

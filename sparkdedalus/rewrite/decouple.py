@@ -60,7 +60,7 @@ from sparkdedalus.analysis.functional import functional
 from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus.analysis.state_machine import state_machine
 from sparkdedalus.checks.locations import location_terms
-from sparkdedalus.checks.normalize import is_auxiliary
+from sparkdedalus.checks.normalize import AUXILIARY_MARK, is_auxiliary
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import batching
 from sparkdedalus.rewrite import build
@@ -114,8 +114,10 @@ def own_facts(program, component: str) -> set:
 
 
 def reads(rule) -> set:
-    """The relations a rule reads (positive and negated atoms)."""
-    return {a.name for a in rule.positive_atoms + rule.negated_atoms}
+    """The relations a rule reads (positive and negated atoms), an auxiliary
+    projection (`checks.normalize`) as the relation it projects: the rule as
+    written reads that one."""
+    return {a.name.split(AUXILIARY_MARK)[0] for a in rule.positive_atoms + rule.negated_atoms}
 
 
 #: how the moved rules get their inputs: "redirect" (3.1, 3.3), "persist"
