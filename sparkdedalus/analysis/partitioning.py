@@ -319,7 +319,7 @@ def distribution_policy(program, component: str | None = None, rules=None) -> Di
     failed += problem.explain() if solution is None else [Reason("dependencies: search budget exhausted")]
     seeds = sorted({_closure({r}, chosen, static) for r in keyed}, key=lambda s: (len(s), sorted(s)))
     sets = seeds + sorted({a | b for a, b in combinations(seeds, 2)} - set(seeds), key=lambda s: (len(s), sorted(s)))
-    not_machines: list = []
+    not_machines: list = []  # per replicated set passed over, why its parts are not state machines
     for replicated in sets:
         if replicated < keyed:
             problem, solution = attempt(replicated, True)
@@ -328,7 +328,7 @@ def distribution_policy(program, component: str | None = None, rules=None) -> Di
             names = ", ".join(sorted(replicated))
             machines = _not_state_machines(program, chosen, replicated, static)
             if machines:
-                not_machines += [Reason(f"replicating {names}: {r.message}", r.pos) for r in machines]
+                not_machines.append([Reason(f"replicating {names}: {r.message}", r.pos) for r in machines])
                 continue
             feeds = sorted(replicated & inputs)
             return policy("partial", solution, problem, replicated, failed, [
@@ -337,8 +337,13 @@ def distribution_policy(program, component: str | None = None, rules=None) -> Di
                        "that orders them (B.3)" if feeds else "the replicated relations get no input"),
                 Reason("both parts, the rules deriving the replicated relations and the others, behave like "
                        "state machines (A.4)")])
-    return policy("none", None, None, frozenset(), failed, not_machines + [
-        Reason("no set of replicated relations leaves the rest partitionable")])
+    if not not_machines:
+        return policy("none", None, None, frozenset(), failed, [
+            Reason("no set of replicated relations leaves the rest partitionable")])
+    larger = [Reason(f"and {len(not_machines) - 1} larger set(s) of replicated relations whose parts are not "
+                     f"state machines either")] if len(not_machines) > 1 else []
+    return policy("none", None, None, frozenset(), failed, not_machines[0] + larger + [
+        Reason("no set of replicated relations leaves the rest partitionable with both parts state machines (A.4)")])
 
 
 def _not_state_machines(program, chosen, replicated, static) -> list:
