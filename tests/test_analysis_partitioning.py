@@ -8,6 +8,8 @@ import pytest
 
 from sparkdedalus import Program
 from sparkdedalus.analysis.partitioning import distribution_policy
+from sparkdedalus.shell.cli import main
+from test_rewrite_partial_partition import PAXOS
 
 RUNNING = "examples/scaling_running_example.ded"
 VOTING = "examples/voting.ded"
@@ -183,3 +185,55 @@ def test_json_of_a_policy():
     assert {"message": "hashset and valid share no key (co-hashing, 4.1)",
             "where": str(collisions_rule.pos)} in data["reasons"]
     assert data["replicate"] == [] and data["static"] == ["collider"]
+
+
+# A.4 in partial partitioning (4.3: "Precondition: C1 is independent of C2 and both behave
+# like state machines"). The acceptor of ScalablePaxos (5.2; PAXOS: lines 9-17): the highest
+# ballot replicated, the log partitioned by slot. Its ballots are persisted and only the p1a
+# input adds to them (A.4.1, no-change: "explicit persist" and "change only on inputs");
+# maxBallot reads only them (implicit persist); p1b and p2b are sent at the tick their input
+# arrives (existence).
+A4 = "both parts, the rules deriving the replicated relations and the others, behave like state machines (A.4)"
+
+
+def test_partial_partitioning_of_the_paxos_acceptor_checks_the_state_machines():
+    policy = distribution_policy(Program.parse(PAXOS, "acc.ded"), "acceptor")
+    assert policy.method == "partial" and policy.replicate == ("ballots", "maxBallot", "p1a")
+    assert str(policy.verdict[-1]) == A4 and str(policy.reasons[-1]) == A4
+
+
+def test_a_ballot_carried_by_a_next_rule_is_no_state_machine_negative():
+    # the highest ballot kept by `held(A, B)@next :- ballots(A, B)` instead of .persist (as
+    # examples/protocols/paxos.ded keeps promised_before): A.4.1 (1) allows no inductive rule
+    # but the persistence rule, so held has neither dependency, nor ballots, which reads it;
+    # no other set of replicated relations partitions the rest: no policy (the reason names
+    # the first rule for ballots, line 11 once the .persist line 10 is gone)
+    text = PAXOS.replace("    .persist ballots\n", "").replace(
+        "    ballots(A, B) :- p1a(A, P, B);\n",
+        "    ballots(A, B) :- p1a(A, P, B);\n    ballots(A, B) :- held(A, B);\n    held(A, B)@next :- ballots(A, B);\n")
+    policy = distribution_policy(Program.parse(text, "held.ded"), "acceptor")
+    assert policy.method == "none"
+    assert [str(r) for r in policy.verdict][0] == (
+        "held.ded:11:5: replicating ballots, held, maxBallot, p1a: the replicated part is not a state machine "
+        "(A.4): ballots is derived by the rule for ballots (line 11) with neither an existence nor a no-change "
+        "dependency on the inputs")
+
+
+def test_a_partitioned_part_deriving_for_the_next_tick_is_no_state_machine_negative(capsys, tmp_path):
+    # the acceptor remembers the slots it saw for the next tick (line 17): an output derived
+    # for the next tick has no existence dependency (A.4.1 (1) "does not contain t' = t + 1"),
+    # so the partitioned part is no state machine; explain shows the reason (not cut after
+    # three), rewrite refuses
+    text = PAXOS.replace("    p2b(P, A, S, B, M)@async :- p2a(A, P, S, B, V), maxBallot(A, M);\n",
+                         "    p2b(P, A, S, B, M)@async :- p2a(A, P, S, B, V), maxBallot(A, M);\n"
+                         "    seen(A, S)@next :- p2a(A, P, S, B, V);\n")
+    policy = distribution_policy(Program.parse(text, "late.ded"), "acceptor")
+    why = ("late.ded:17:5: replicating ballots, maxBallot, p1a: the partitioned part is not a state machine (A.4): "
+           "output seen is derived for the next tick by the rule for seen (line 17)")
+    assert policy.method == "none" and str(policy.verdict[0]) == why
+    path = tmp_path / "late.ded"
+    path.write_text(text)
+    assert main(["explain", str(path)]) == 0
+    assert why.replace("late.ded", str(path)) in capsys.readouterr().out
+    assert main(["rewrite", str(path), "--partition", "acceptor:2"]) == 1
+    assert "the partitioned part is not a state machine (A.4)" in capsys.readouterr().err

@@ -228,7 +228,13 @@ components:
 # while votes groups vote by the ballot: two keys of vote, so no policy without
 # replicating vote. In relay every atom carries the ballot B: co-hashing by it.
 EXPLAIN_POLICIES = [
-    "    partitioning (partial): seen by c1, votes by c1, missing by c1\n      replicate: vote\n",
+    # tally: replicating vote would leave seen, votes and missing keyed by the agent, but missing
+    # (line 6) is derived at every tick agent x is not seen, input or none: an output without
+    # an existence dependency, so no state machine (A.4); larger replicated sets fail alike
+    "  tally: 3 rule(s); inputs agent, vote; outputs missing, votes\n    partitioning: none\n",
+    ":6:3: replicating vote: the partitioned part is not a state machine (A.4): output missing may exist at a "
+    "tick without input: the rule for missing (line 6) reads no input\n",
+    "      no set of replicated relations leaves the rest partitionable with both parts state machines (A.4)\n",
     "  relay: 2 rule(s); inputs peer, votes; outputs -\n"
     "    partitioning (co-hashing): votes by c1, fwd by c1, late by c1\n",
 ]

@@ -77,7 +77,7 @@ def test_rewrite_out_that_can_be_written_is_written(tmp_path, capsys):
     out = tmp_path / "v.ded"
     assert exit_code(["rewrite", VOTING, "--auto", "leader", "--out", str(out)]) == 0
     # the leader is not partitioned (the client's rule would change): its decoupled parts are
-    assert capsys.readouterr().out == "" and "leader_2 on 4 partitions" in out.read_text()
+    assert capsys.readouterr().out == "" and "vote_collectors on 4 partitions" in out.read_text()
 
 
 @pytest.mark.parametrize("args", [["--auto", "leader,leader"], ["--auto", "leader", "--auto", "participant,leader"]])
@@ -87,11 +87,13 @@ def test_rewrite_auto_refuses_a_component_named_twice(args, capsys):
 
 def test_rewrite_auto_takes_distinct_components(capsys):
     assert exit_code(["rewrite", VOTING, "--auto", "leader", "--auto", "participant"]) == 0
-    # each --auto has its own scope: the second one may not change leader_3, which sends the
-    # ballots, so the participant relays them to participant_2 and only its parts are partitioned
+    # each --auto has its own scope: the second one may not change ballot_broadcasters (the
+    # leader's part), which sends the ballots, so the participant relays them to its part
+    # ballot_handlers and only the parts are partitioned
     notes = [line for line in capsys.readouterr().err.splitlines() if " on 4 partitions" in line]
-    assert [note.split(" on ")[0] for note in notes] == ["sparkdedalus rewrite: leader_2", "sparkdedalus rewrite: leader_3",
-                                                        "sparkdedalus rewrite: participant_2"]
+    assert [note.split(" on ")[0] for note in notes] == ["sparkdedalus rewrite: vote_collectors",
+                                                        "sparkdedalus rewrite: ballot_broadcasters",
+                                                        "sparkdedalus rewrite: ballot_handlers"]
 
 
 @pytest.mark.parametrize("steps", [["--partition", "leader:4"], ["--auto", "leader"], ["--coordinate"]])

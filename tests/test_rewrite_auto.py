@@ -23,37 +23,50 @@ VOTING, TWO_PC = str(EXAMPLES / "voting.ded"), str(EXAMPLES / "two_phase_commit.
 # Derived from the programs: the largest candidate a decoupling applies to moves first.
 # Voting's leader has two independent parts, {ballot} and the collectors; the collectors
 # move, then ballot, which reads the client's requests: the leader relays them (the paper's
-# broadcasters) and is not partitioned (the client's rule would change). The participant's
-# vote rule negates voted, which the other rule derives: no decoupling. The rest is co-hashed
-# by the ballot.
+# broadcasters) and is not partitioned (the client's rule would change). The parts are named
+# by role (rewrite/naming.py): the collectors count what derives from `vote`, the ballot rule
+# sends to every participant (a constant relation). The participant's vote rule negates voted,
+# which the other rule derives: no decoupling. The rest is co-hashed by the ballot.
 VOTING_NOTES = [
-    "leader -> leader_2: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, replied "
-    "(independent part)", "leader -> leader_3: mutually independent decoupling of ballot (relayed: request)",
-    "leader not partitioned: it would rewrite the rule", "leader_2 on 4 partitions (co-hashing)",
-    "leader_3 on 4 partitions (co-hashing)",
+    "leader -> vote_collectors: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, "
+    "replied (independent part)",
+    "leader -> ballot_broadcasters: mutually independent decoupling of ballot (the rest; relayed: request)",
+    "leader not partitioned: it would rewrite the rule", "vote_collectors on 4 partitions (co-hashing)",
+    "ballot_broadcasters on 4 partitions (co-hashing)",
     "participant on 4 partitions (co-hashing)"]
-# 2PC's coordinator: parts {prepare} (1 rule), committers (8), enders (3): the committers,
-# then the enders move. The participant: voters (lines 69-72), {74, 75} (commit), {76}
-# (abort), {78} (inquiries): the voters, the commit handlers, then the abort handler (the
-# first of two single rules) move. All by the transaction id.
+# 2PC's coordinator: parts {prepare} (1 rule), committers (8), enders (3): the committers
+# (counting what derives from `vote`), then the enders (counting `ack`) move; prepare reads
+# the `begin` events, which the coordinator then relays to it (it sends to every participant:
+# broadcasters); the coordinator is not partitioned (the events would move). The participant:
+# voters (lines 69-72, handle prepare), {74, 75} (commit), {76} (abort), {78} (inquiries,
+# events at p3): the voters, the commit handlers, then the abort handler (the first of two
+# single rules) move, then the inquiry rule, which the participant relays, so it is not
+# partitioned either. Every part is co-hashed by the transaction id.
 TWO_PC_NOTES = [
-    "coordinator -> coordinator_2: mutually independent decoupling of yes, nyes, decide_commit, commit_log, commit, "
+    "coordinator -> vote_collectors: mutually independent decoupling of yes, nyes, decide_commit, commit_log, commit, "
     "sent_commit, abort, answer (independent part)",
-    "coordinator -> coordinator_3: mutually independent decoupling of acks, nacks, end_log (independent part)",
-    "participant -> participant_2: mutually independent decoupling of part_log, vote (independent part)",
-    "participant -> participant_3: mutually independent decoupling of part_log, ack (independent part)",
-    "participant -> participant_4: mutually independent decoupling of part_log (independent part)",
-    "coordinator on 2 partitions (co-hashing)", "coordinator_2 on 2 partitions (co-hashing)",
-    "coordinator_3 on 2 partitions (co-hashing)", "participant on 2 partitions (co-hashing)",
-    "participant_2 on 2 partitions (co-hashing)", "participant_3 on 2 partitions (co-hashing)",
-    "participant_4 on 2 partitions (co-hashing)"]
-# The leader relays the client's requests to leader_3: one more network hop, so the leader's
-# internal relations (waiting, nvotes) see other interleavings than in the base program; what
-# the client observes, result, is the same (strict) and every outcome of it is one the base
-# shows (refinement). 2PC adds no relay: every shared relation is compared.
+    "coordinator -> ack_collectors: mutually independent decoupling of acks, nacks, end_log (independent part)",
+    "coordinator -> prepare_broadcasters: mutually independent decoupling of prepare (the rest; relayed: begin)",
+    "participant -> prepare_handlers: mutually independent decoupling of part_log, vote (independent part)",
+    "participant -> commit_handlers: mutually independent decoupling of part_log, ack (independent part)",
+    "participant -> abort_handlers: mutually independent decoupling of part_log (independent part)",
+    "participant -> inquire_handlers: mutually independent decoupling of query (the rest; relayed: inquire)",
+    "coordinator not partitioned: it would change the event 'begin(\"coord\", \"t1\")@1'",
+    "vote_collectors on 2 partitions (co-hashing)", "ack_collectors on 2 partitions (co-hashing)",
+    "prepare_broadcasters on 2 partitions (co-hashing)",
+    "participant not partitioned: it would change the event 'inquire(\"p3\", \"coord\", \"t1\")@4'",
+    "prepare_handlers on 2 partitions (co-hashing)", "commit_handlers on 2 partitions (co-hashing)",
+    "abort_handlers on 2 partitions (co-hashing)", "inquire_handlers on 2 partitions (co-hashing)"]
+# The leader relays the client's requests to the broadcasters: one more network hop, so the
+# leader's internal relations (waiting, nvotes) see other interleavings than in the base
+# program; what the client observes, result, is the same (strict) and every outcome of it is
+# one the base shows (refinement). Likewise 2PC's relays (begin, inquire): what a client and
+# the participants' operators see, the logs and the answers to inquiries, refines the base
+# (strictly it may not: the relays move an inquiry and the commit in time relative to each other).
 VOTING_EQUIV = [["--observe", "result"], ["--observe", "result", "--mode", "refinement"]]
+TWO_PC_EQUIV = [["--observe", "commit_log,end_log,part_log,answer", "--mode", "refinement"]]
 CASES = [(VOTING, "leader,participant", [], VOTING_NOTES, VOTING_EQUIV),
-         (TWO_PC, "coordinator,participant", ["--partitions", "2"], TWO_PC_NOTES, [[]])]
+         (TWO_PC, "coordinator,participant", ["--partitions", "2"], TWO_PC_NOTES, TWO_PC_EQUIV)]
 
 
 def _notes(lines) -> list:
@@ -102,7 +115,7 @@ def test_auto_uses_the_decouplings_registered(monkeypatch, tmp_path, capsys):
 
     monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", (Renamed("renamed", "redirect"),))
     assert main(["rewrite", VOTING, "--auto", "leader"]) == 0
-    assert _notes(capsys.readouterr().err.splitlines())[0].startswith("leader -> leader_2: renamed decoupling of votes")
+    assert _notes(capsys.readouterr().err.splitlines())[0].startswith("leader -> vote_collectors: renamed decoupling of votes")
     monkeypatch.setattr(sparkdedalus.rewrite, "DECOUPLINGS", ())
     assert main(["rewrite", VOTING, "--auto", "leader"]) == 0
     # nor is the leader partitioned: that would change the client's rule, outside the scope
@@ -120,11 +133,12 @@ def test_auto_composes_with_the_other_steps_in_order(capsys):
     out = capsys.readouterr().out
     assert _notes(out.splitlines()) == [
         "leader -> collectors: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, "
-        "replied", "leader -> leader_2: mutually independent decoupling of ballot (relayed: request)",
+        "replied", "leader -> ballot_broadcasters: mutually independent decoupling of ballot (the rest; relayed: "
+        "request)",
         "leader not partitioned: it would rewrite the rule 'request(L, C, B)@async :- ask(C, L, B);' of component "
-        "'client', outside the scope (leader, leader_2)",
-        "leader_2 on 3 partitions (co-hashing): request_leader_2 by c2"]
-    assert Program.parse(out).homes == ("/collectors", "/leader_2", "/p0", "/p1", "/p2")
+        "'client', outside the scope (leader, ballot_broadcasters)",
+        "ballot_broadcasters on 3 partitions (co-hashing): request_ballot_broadcasters by c2"]
+    assert Program.parse(out).homes == ("/collectors", "/ballot_broadcasters", "/p0", "/p1", "/p2")
 
 
 @pytest.mark.parametrize("args, message", [

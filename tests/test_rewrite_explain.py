@@ -118,4 +118,5 @@ def test_every_partitioning_explain_offers_is_applied_and_every_refused_one_refu
             assert code == (0 if part["rewrites"] else 1), (path, component["name"])
             assert all(r["reasons"][0]["message"] in err for r in part["refused"])
             offered, refused = offered + bool(part["rewrites"]), refused + bool(part["refused"])
-    assert offered > 20 and refused >= 4
+    # (a component whose parts are not state machines (A.4) has no partial policy: not counted here)
+    assert offered > 20 and refused >= 2

@@ -202,8 +202,9 @@ def _component_text(comp: dict) -> list[str]:
                   for r in comp["partition_rewrites"]["refused"]]
     else:
         lines.append("    partitioning: none")
-    if not policy["partitioned"] or policy["method"] != "co-hashing":
-        lines += [f"      {_reason(r)}" for r in policy["reasons"][:3]]
+    if not policy["partitioned"] or policy["method"] != "co-hashing":  # why others failed (3), then its own
+        tried = [r for r in policy["reasons"] if r not in policy["verdict"]]
+        lines += [f"      {_reason(r)}" for r in tried[:3] + policy["verdict"]]
     lines.append("    decoupling candidates:" if comp["decouplings"] else "    decoupling candidates: -")
     for cand in comp["decouplings"]:
         heads = ", ".join(dict.fromkeys(r["head"] for r in cand["rules"]))

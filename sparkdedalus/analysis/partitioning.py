@@ -17,8 +17,10 @@ together are on one partition:
   relations to *replicate* (every partition holds all their facts) so that
   the rest has one. The rules deriving them read only replicated or static
   relations (independent of the rest); inputs that feed them are broadcast
-  through a coordinator that orders them. The other precondition, that both
-  parts behave like state machines (A.4), is not checked here.
+  through a coordinator that orders them. Both parts, the rules deriving
+  replicated relations and the others, must behave like state machines
+  (A.4, `state_machine`): the coordinator changes when each partition sees
+  its inputs, not their order. A set whose parts are not is passed over.
 Static relations (facts true at every tick, and what `now` rules derive from
 them alone) are known at every partition and need no key; a rule reading
 only them and replicated relations derives on every partition, which keeps
@@ -43,6 +45,7 @@ from itertools import combinations
 from sparkdedalus.analysis.functional_dependencies import RuleTerms, relation_fds
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import component_roles, constant_relations
+from sparkdedalus.analysis.state_machine import state_machine
 from sparkdedalus.program import CRASH
 from sparkdedalus.syntax import ast
 
@@ -78,7 +81,8 @@ class DistributionPolicy:
     replicate: tuple  # relations every partition must hold in full (4.3)
     broadcast: tuple  # inputs that feed them: sent to every partition, ordered
     static: tuple  # known at every partition, no key needed
-    reasons: tuple = ()
+    reasons: tuple = ()  # why the methods tried before failed, then `verdict`
+    verdict: tuple = ()  # the reasons of the method found (or of none)
 
     @property
     def partitioned(self) -> bool:
@@ -100,7 +104,8 @@ class DistributionPolicy:
                 "relations": {rp.relation: rp.to_json() if rp.column is not None else None
                               for rp in self.relations},
                 "replicate": list(self.replicate), "broadcast": list(self.broadcast),
-                "static": list(self.static), "reasons": [r.to_json() for r in self.reasons]}
+                "static": list(self.static), "reasons": [r.to_json() for r in self.reasons],
+                "verdict": [r.to_json() for r in self.verdict]}
 
 
 def static_relations(program) -> frozenset:
@@ -295,39 +300,68 @@ def distribution_policy(program, component: str | None = None, rules=None) -> Di
         problem = _Problem(program, chosen, keyed - replicated, dependencies, fds, addresses)
         return problem, problem.solve()
 
-    def policy(method, solution, problem, replicated, reasons):
+    def policy(method, solution, problem, replicated, failed, verdict):
         return DistributionPolicy(
             name, tuple(sorted(rules)), method, _relation_policies(program, keyed, solution, problem, replicated),
             tuple(sorted(replicated)), tuple(sorted(replicated & inputs)),
             tuple(sorted(static & {a.name for r in chosen for a in r.positive_atoms + r.negated_atoms})),
-            tuple(dict.fromkeys(reasons)))
+            tuple(dict.fromkeys(failed + verdict)), tuple(verdict))
 
     problem, solution = attempt(frozenset(), False)
     if _found(solution):
-        return policy("co-hashing", solution, problem, frozenset(), [Reason(
+        return policy("co-hashing", solution, problem, frozenset(), [], [Reason(
             "every rule joins, groups and negates its partitioned relations on their keys (co-hashing, 4.1)")])
     failed = list(problem.explain() if solution is None else [Reason("co-hashing: search budget exhausted")])
     problem, solution = attempt(frozenset(), True)
     if _found(solution):
-        return policy("dependencies", solution, problem, frozenset(), failed + [Reason(
+        return policy("dependencies", solution, problem, frozenset(), failed, [Reason(
             "keys of equal value through functional and co-partition dependencies (4.2)")])
     failed += problem.explain() if solution is None else [Reason("dependencies: search budget exhausted")]
     seeds = sorted({_closure({r}, chosen, static) for r in keyed}, key=lambda s: (len(s), sorted(s)))
     sets = seeds + sorted({a | b for a, b in combinations(seeds, 2)} - set(seeds), key=lambda s: (len(s), sorted(s)))
+    not_machines: list = []  # per replicated set passed over, why its parts are not state machines
     for replicated in sets:
         if replicated < keyed:
             problem, solution = attempt(replicated, True)
-            if _found(solution):
-                names = ", ".join(sorted(replicated))
-                feeds = sorted(replicated & inputs)
-                return policy("partial", solution, problem, replicated, failed + [
-                    Reason(f"replicating {names} on every partition lets the rest partition (4.3)"),
-                    Reason("inputs " + ", ".join(feeds) + " must reach every partition through a coordinator "
-                           "that orders them (B.3)" if feeds else "the replicated relations get no input"),
-                    Reason("partial partitioning also needs both parts to behave like state machines "
-                           "(A.4), not checked here")])
-    return policy("none", None, None, frozenset(), failed + [
-        Reason("no set of replicated relations leaves the rest partitionable")])
+            if not _found(solution):
+                continue
+            names = ", ".join(sorted(replicated))
+            machines = _not_state_machines(program, chosen, replicated, static)
+            if machines:
+                not_machines.append([Reason(f"replicating {names}: {r.message}", r.pos) for r in machines])
+                continue
+            feeds = sorted(replicated & inputs)
+            return policy("partial", solution, problem, replicated, failed, [
+                Reason(f"replicating {names} on every partition lets the rest partition (4.3)"),
+                Reason("inputs " + ", ".join(feeds) + " must reach every partition through a coordinator "
+                       "that orders them (B.3)" if feeds else "the replicated relations get no input"),
+                Reason("both parts, the rules deriving the replicated relations and the others, behave like "
+                       "state machines (A.4)")])
+    if not not_machines:
+        return policy("none", None, None, frozenset(), failed, [
+            Reason("no set of replicated relations leaves the rest partitionable")])
+    larger = [Reason(f"and {len(not_machines) - 1} larger set(s) of replicated relations whose parts are not "
+                     f"state machines either")] if len(not_machines) > 1 else []
+    return policy("none", None, None, frozenset(), failed, not_machines[0] + larger + [
+        Reason("no set of replicated relations leaves the rest partitionable with both parts state machines (A.4)")])
+
+
+def _not_state_machines(program, chosen, replicated, static) -> list:
+    """Why the two parts of a partial partitioning, the rules deriving
+    `replicated` relations and the others, do not both behave like state
+    machines (A.4, with the `static` relations as constant: a relation
+    nothing fills comes from outside; what the other part reads is
+    referenced, not an output; the first reason of each part that does not)."""
+    found, parts = [], {"replicated": [r for r in chosen if r.head.name in replicated],
+                         "partitioned": [r for r in chosen if r.head.name not in replicated]}
+    for part, rules in parts.items():
+        others = {a.name for other, rs in parts.items() if other != part
+                  for r in rs for a in r.positive_atoms + r.negated_atoms}
+        verdict = state_machine(program, [r.index for r in rules], static, frozenset(others))
+        if rules and not verdict.state_machine:
+            reason = verdict.reasons[0]
+            found.append(Reason(f"the {part} part is not a state machine (A.4): {reason.message}", reason.pos))
+    return found
 
 
 def _found(solution) -> bool:

@@ -4,22 +4,24 @@ docs/rewrites.md), in this order:
 1. *decouple*: for each component named, in turn, move the largest candidate
    of `analysis.decoupling.decouplings` that a coordination-free rewrite of
    `DECOUPLINGS` applies to (ties: the analysis's order; the first rewrite
-   that applies, as `--decouple` picks it) to a new component `C_2` (`C_3`,
-   .. when taken), and again on what stays, until no candidate applies. The
+   that applies, as `--decouple` picks it) to a new component named by its
+   role (`rewrite.naming`; `C_2`, `C_3`, .. when it has none), and again on
+   what stays, until no candidate applies. The
    state machine and asymmetric decouplings are left to `--decouple`: the
    sequencing they add leaves parts that cannot be partitioned. Candidates
    are sets of the component's own rules: the forwarding rules a decoupling
    adds (`rewrite.decouple`) do not move. The parts split off are not split
    again. Then, when the rules of the component that remain (but those
-   over constant relations) read what a component outside the scope sends,
-   they move to one more part, and the component relays that to it.
+   over constant relations) read what comes from outside the scope (sent by
+   a component outside it, or events), they move to one more part, and the
+   component relays that to it.
 2. *partition*: each component named, then its parts, on `n` partitions
    when the partitioning rewrite takes it (co-hashing or dependencies;
    partial partitioning adds a coordinator: `--partition` applies it).
 
 The scope (`rewrite.scope`) is the components named and their parts: no
-rewrite changes the rules of another component, so a component that one
-outside the scope sends to is not partitioned.
+rewrite changes the rules of another component nor the events, so a
+component that gets input from outside the scope is not partitioned.
 
 Each rewrite applied, and each component not partitioned, gets a note; a
 component named that nothing applies to gets "nothing to apply".
@@ -29,11 +31,11 @@ component named that nothing applies to gets "nothing to apply".
 ...                   'component s { in2(D, X)@async :- go(L, D, X); }\\nin("n", 1)@1; go("s", "n", 2)@1;')
 >>> q, notes = auto(p, ["k"], 2)
 >>> print("\\n".join(notes))
-k -> k_2: mutually independent decoupling of a (independent part)
-k -> k_3: mutually independent decoupling of b (relayed: in2)
-k not partitioned: it would rewrite the rule 'in2(D, X)@async :- go(L, D, X);' of component 's', outside the scope (k, k_2, k_3)
-k_2 on 2 partitions (co-hashing): in by c1
-k_3 not partitioned: component 'k_3' has a partial policy: it cannot be partitioned without coordination (partial_partition)
+k -> in_handlers: mutually independent decoupling of a (independent part; relayed: in)
+k -> in2_handlers: mutually independent decoupling of b (independent part; relayed: in2)
+k not partitioned: it would rewrite the rule 'in2(D, X)@async :- go(L, D, X);' of component 's', outside the scope (k, in_handlers, in2_handlers)
+in_handlers on 2 partitions (co-hashing): in_in_handlers by c1
+in2_handlers not partitioned: component 'in2_handlers' has a partial policy: it cannot be partitioned without coordination (partial_partition)
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus import rewrite as table
 from sparkdedalus.rewrite import partitioning
 from sparkdedalus.rewrite.decouplings import new_name
+from sparkdedalus.rewrite.naming import part_name
 from sparkdedalus.rewrite.rule import Target
 from sparkdedalus.rewrite.scope import relayed
 
@@ -84,35 +87,36 @@ def auto(program, components, n: int) -> tuple:
 def _decouple_largest(program, component: str, own: set, scope: list):
     """(program, new component, note) of the largest candidate deriving
     relations of `own` only that a decoupling within `scope` applies to, or None."""
-    name = new_name(program, component)
     candidates = [c for c in decouplings(program, component) if set(c.heads) <= own]
     for candidate in sorted(candidates, key=lambda c: -len(c.rules)):
-        if done := _decouple(program, Target(component, candidate.rules, name, scope=tuple(scope) + (name,))):
-            return done[0], name, f"{done[1][0]} ({candidate.found_by})"
+        if done := _decouple(program, component, candidate.rules, scope, candidate.found_by):
+            return done
     return None
 
 
 def _relay_rest(program, component: str, own: set, scope: list):
     """(program, new component, note) of decoupling every rule of
     `component` deriving relations of `own` over more than constant relations
-    when they read what a component outside `scope` sends, which the
-    component then relays, or None."""
+    when they read what comes from outside `scope`, which the component then
+    relays, or None."""
     constant = constant_relations(program)
     rest = tuple(i for i in component_rules(program, component)
                  if program.rules[i].head.name in own - constant)
     if not rest or not relayed(program, scope, rest):
         return None
-    name = new_name(program, component)
-    if done := _decouple(program, Target(component, rest, name, scope=tuple(scope) + (name,))):
-        return done[0], name, f"{done[1][0]} (relayed: {', '.join(sorted(relayed(program, scope, rest)))})"
-    return None
+    return _decouple(program, component, rest, scope, "the rest")
 
 
-def _decouple(program, target: Target):
-    """(program, notes) of the first coordination-free rewrite of
-    `DECOUPLINGS` whose precondition holds on `target` (as `--decouple`
-    picks it), or None."""
+def _decouple(program, component: str, rules: tuple, scope: list, found_by: str):
+    """(program, new component, note) of the first coordination-free
+    rewrite of `DECOUPLINGS` whose precondition holds on moving `rules` to
+    a part named by its role (`rewrite.naming`; as `--decouple` picks it),
+    or None."""
+    name = part_name(program, rules) or new_name(program, component)
+    target = Target(component, rules, name, scope=tuple(scope) + (name,))
+    relay = sorted(relayed(program, scope, rules))
     for rewrite in table.DECOUPLINGS:
         if not rewrite.coordinated and rewrite.precondition(program, target).applies:
-            return rewrite.apply(program, target)
+            program, notes = rewrite.apply(program, target)
+            return program, name, f"{notes[0]} ({found_by}" + (f"; relayed: {', '.join(relay)})" if relay else ")")
     return None

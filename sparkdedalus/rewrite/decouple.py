@@ -24,7 +24,11 @@ batches, holding C2's messages until the batch is acknowledged:
 `rewrite.batching` gives the rules of both (`MECHANISMS`).
 
 A rewrite refuses (`RewriteError`) what this mechanism cannot express: rules
-that stay reading what C2 derives (but in the asymmetric rewrite), a location
+that stay reading what C2 derives (but in the asymmetric rewrite), a rule
+that would run on the other side too and derive other facts there (a rule
+that stays reading only constant relations the new node holds too, a moved
+rule reading only constant relations, either negating what changes, or the
+rule that stays using its location as data, `uses_location`), a location
 that is not a string, global observer rules, `.input` relations C2 reads.
 
 >>> from sparkdedalus import Program
@@ -56,7 +60,7 @@ from sparkdedalus.analysis.functional import functional
 from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus.analysis.state_machine import state_machine
 from sparkdedalus.checks.locations import location_terms
-from sparkdedalus.checks.normalize import is_auxiliary
+from sparkdedalus.checks.normalize import AUXILIARY_MARK, is_auxiliary
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import batching
 from sparkdedalus.rewrite import build
@@ -110,8 +114,10 @@ def own_facts(program, component: str) -> set:
 
 
 def reads(rule) -> set:
-    """The relations a rule reads (positive and negated atoms)."""
-    return {a.name for a in rule.positive_atoms + rule.negated_atoms}
+    """The relations a rule reads (positive and negated atoms), an auxiliary
+    projection (`checks.normalize`) as the relation it projects: the rule as
+    written reads that one."""
+    return {a.name.split(AUXILIARY_MARK)[0] for a in rule.positive_atoms + rule.negated_atoms}
 
 
 #: how the moved rules get their inputs: "redirect" (3.1, 3.3), "persist"
@@ -155,6 +161,20 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
             if atom.name in derived_moved:
                 raise RewriteError(f"{atom.pos}: the rule for {rule.head.name} reads {atom.name}, "
                                    f"which the moved rules derive")
+    # a rule runs wherever its positive atoms hold: a rule that stays, at the new node when it
+    # reads only the constant relations copied there; a moved rule, at the component's node when
+    # it reads only constant relations. There it derives other facts when it negates what
+    # changes, or (a rule that stays, read without `home`) uses its location as data.
+    held = constant & c2_reads
+    for rule, where, on in [(r, "the new node", held) for r in stay] + [(r, "the component's node", constant)
+                                                                       for r in moved]:
+        negates = sorted({a.name for a in rule.negated_atoms} - constant)
+        if rule.positive_atoms and all(a.name in on for a in rule.positive_atoms) and (
+                negates or rule in stay and uses_location(rule)):
+            why = f"negates {negates[0]}" if negates else "uses its location as data"
+            raise RewriteError(f"{rule.pos}: the rule for {rule.head.name} reads only "
+                               f"{', '.join(sorted({a.name for a in rule.positive_atoms}))}, which {where} "
+                               f"holds too, and {why}: it would derive other facts there")
     for rule in moved + copied:
         if len(location_terms(rule)) > 1:
             raise RewriteError(f"{rule.pos}: a global observer rule cannot move")
@@ -308,6 +328,30 @@ def fresh_variable(rule: ast.Rule, base: str) -> ast.Var:
     while f"{base}{k}" in used:
         k += 1
     return ast.Var(f"{base}{k}")
+
+
+def uses_location(rule) -> bool:
+    """Whether `rule` uses its location (that of its first stored atom) as
+    data: anywhere but as the location of its stored atoms and its head (an
+    `@async` head's is its destination).
+
+    >>> from sparkdedalus import Program
+    >>> p = Program.parse('a(L, X) :- b(L, X); c(L) :- b(L, _), L != "n"; d(D)@async :- b(L, D);')
+    >>> [uses_location(r) for r in p.rules]
+    [False, True, False]
+    """
+    stored = [lit for lit in rule.body if isinstance(lit, ast.Atom) and lit.name not in FUNCTIONS]
+    if not stored or not isinstance(stored[0].args[0], ast.Var):
+        return False
+    loc, hole = stored[0].args[0], ast.Var("_")
+
+    def strip(atom: ast.Atom) -> ast.Atom:
+        return replace(atom, args=(hole, *atom.args[1:])) if atom.name not in FUNCTIONS and atom.args[0] == loc \
+            else atom
+    body = tuple(strip(lit) if isinstance(lit, ast.Atom) else ast.Negated(strip(lit.atom), lit.pos)
+                 if isinstance(lit, ast.Negated) else lit for lit in rule.body)
+    head = rule.head if rule.delivery == "async" else strip(rule.head)
+    return loc.name in _names(ast.Rule(head, rule.delivery, body, rule.pos))
 
 
 def _moved_location(loc, rule: ast.Rule, suffix: str):

@@ -22,7 +22,8 @@ A sealed output of the component (`sealing`, B.4) is sent by every partition
 as its fraction with its count, and the receiver waits for all N partitions.
 
 Refused (`RewriteError`): a policy that is not partial (unless the component
-has sealed outputs), a persisted replicated input, a name the rewrite needs
+has sealed outputs), a persisted replicated input or `crash` (the failure
+model fills it), a name the rewrite needs
 that is taken, and what `partition.spread` refuses.
 
 >>> from sparkdedalus import Program
@@ -112,6 +113,9 @@ def partial_partition(program, component: str, n: int) -> Program:
     buffered = sorted(roles.referenced_inputs - set(found.replicate)) if broadcast else []
     persisted = {r.head.name: r.component for r in program.rules if r.persistence}
     for name in broadcast:
+        if name == "crash":
+            raise RewriteError("the replicated input crash is filled by the failure model: the coordinator "
+                               "cannot order it")
         if name in persisted:
             raise RewriteError(f"the replicated input {name} is persisted: the coordinator orders arrivals only")
     coordinator = f"{component}_coord"

@@ -1,16 +1,24 @@
 """The scope of a rewrite (scaling paper, 5.1: "the client is outside the
 scope of our rewrites, and any rewrite that requires modifying the client
 cannot be applied"): the components whose rules it may change. A rewrite
-with a scope leaves the rules of every other component as they are written
-(`outside_change` names the first rule it changes otherwise), and a decoupling relays through the
-component what they send to the moved rules (`relayed`) instead of
-redirecting their messages.
+with a scope leaves the rules of every other component as they are written,
+and the *events* as they are given (`outside_change` names the first rule
+or event it changes otherwise), and a decoupling relays through the
+component what comes from outside to the moved rules (`relayed`) instead of
+redirecting it.
+
+An event is a fact given at a tick of a relation that is not persisted:
+something the environment (a client the program does not spell out) sends
+a node at that tick, like 2PC's `begin("coord", "t1")@1`. A persisted
+relation given at a tick is a node's own state that changes (voting's
+`opinion("p3", "b1", "yes")@4`), which a rewrite may move with its node.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component c { q(L, X)@async :- ask(C, L, X); }\\n'
-...                   'component k { a(L, X)@async :- q(L, X), to(L, D); }')
->>> sorted(relayed(p, ("k",), [1]))
-['q']
+...                   'component k { a(L, X)@async :- q(L, X), to(L, D); b(L, X)@async :- go(L, X), to(L, D); }\\n'
+...                   'go("k", 1)@2;')
+>>> sorted(relayed(p, ("k",), [1, 2]))
+['go', 'q']
 >>> outside_change(p, p, ("k",)) is None
 True
 """
@@ -18,28 +26,38 @@ True
 from __future__ import annotations
 
 from sparkdedalus.rewrite.source import source_rules
-from sparkdedalus.syntax.printer import format_rule
+from sparkdedalus.syntax.printer import format_atom, format_rule
+
+
+def events(program) -> list:
+    """The facts given at a tick of relations that are not persisted, as written (`rel(..)@T`)."""
+    return [f"{format_atom(f.atom)}@{f.tick}" for f in program.facts
+            if f.tick is not None and f.atom.name not in program.persisted]
 
 
 def _written(program, scope) -> list:
-    return [(s.component, format_rule(s.rule)) for s in source_rules(program) if s.component not in scope]
+    return [f"rewrite the rule '{format_rule(s.rule)}' of component {s.component!r}"
+            for s in source_rules(program) if s.component not in scope] + \
+        [f"change the event '{event}'" for event in events(program)]
 
 
 def outside_change(program, rewritten, scope) -> str | None:
     """Why `rewritten` leaves the scope: the first rule of a component
-    outside `scope` (None: no scope) that it changes, adds or drops."""
+    outside `scope` (None: no scope), or the first event, that it changes,
+    adds or drops."""
     if scope is None:
         return None
     before, after = _written(program, scope), _written(rewritten, scope)
-    for (component, rule) in [b for b in before if b not in after] + [a for a in after if a not in before]:
-        return (f"it would rewrite the rule '{rule}' of component {component!r}, outside the scope "
-                f"({', '.join(scope)})")
+    for what in [b for b in before if b not in after] + [a for a in after if a not in before]:
+        return f"it would {what}, outside the scope ({', '.join(scope)})"
     return None
 
 
 def relayed(program, scope, rules) -> set:
-    """The relations the `rules` (indices) read that an `@async` rule of a
-    component outside `scope` sends: a decoupling forwards them."""
+    """The relations the `rules` (indices) read that come from outside
+    `scope`: sent by an `@async` rule of a component outside it, or given as
+    events: a decoupling forwards them."""
     read = {a.name for i in rules for a in program.rules[i].positive_atoms + program.rules[i].negated_atoms}
-    return {r.head.name for r in program.rules if r.delivery == "async" and r.component not in scope
-            and r.head.name in read}
+    sent = {r.head.name for r in program.rules if r.delivery == "async" and r.component not in scope}
+    return (sent | {f.atom.name for f in program.facts if f.tick is not None and f.atom.name not in program.persisted}) \
+        & read

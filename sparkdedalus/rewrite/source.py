@@ -54,6 +54,12 @@ def _written(lit, projected: dict):
     return unwild_literal(lit)
 
 
+def _identity(relation: str, arity: int, pos) -> ast.Rule:
+    """`relation(X1, ..)@next :- relation(X1, ..);`"""
+    atom = ast.Atom(relation, tuple(ast.Var(f"X{i}") for i in range(1, arity + 1)))
+    return ast.Rule(atom, "next", (atom,), pos) if pos else ast.Rule(atom, "next", (atom,))
+
+
 def layout(program, rules, facts=None, persisted=None, decls=()) -> tuple:
     """(top-level statements, [(component, statements)], default-component
     facts): the declared relations, `decls`, inputs and declared outputs;
@@ -72,10 +78,16 @@ def layout(program, rules, facts=None, persisted=None, decls=()) -> tuple:
         top += [ast.OutputDecl(name) for name in program.outputs]
     components = list(dict.fromkeys([DEFAULT_COMPONENT, *program.components,
                                      *(r.component for r in rules), *persisted.values()]))
+    mentioned = {a.name for r in rules for a in (r.rule.head, *r.rule.body) if isinstance(a, ast.Atom)}
+    mentioned |= {lit.atom.name for r in rules for lit in r.rule.body if isinstance(lit, ast.Negated)}
+    mentioned |= {f.atom.name for f in facts} | {d.name for d in top if isinstance(d, ast.Decl)}
     blocks = []
     for name in components:
+        # a relation only its persistence mentions: `.persist` alone would name nothing, so its rule
         inner = [ast.PersistDecl(r, where[r]) if r in where else ast.PersistDecl(r)
-                 for r, c in persisted.items() if c == name]
+                 for r, c in persisted.items() if c == name and r in mentioned]
+        inner += [_identity(r, program.relations[r].arity, where.get(r)) for r, c in persisted.items()
+                  if c == name and r not in mentioned]
         inner += [r.rule for r in rules if r.component == name]
         if name != DEFAULT_COMPONENT:
             inner += [ast.Fact(f.atom, f.tick, f.pos) for f in facts if f.component == name]

@@ -72,12 +72,13 @@ def handle(args, new_session=None) -> int:
     """`faults`; `new_session(args)` makes the Spark session (default: the one
     --master or --remote asks for, as `run` makes it)."""
     from sparkdedalus.faults.space import MAX_SCENARIOS, Space
+    from sparkdedalus.faults.verdict import check_invariant
     from sparkdedalus.program import Program
     options = _options(args)
     args.conf_settings = dict(args.conf)
     program = Program.from_files(*args.files, strict=args.strict)
-    _check_program(program, options["nodes"])
     try:
+        check_invariant(program, options["nodes"])
         space = Space(options["nodes"], options["eot"], options["eff"], options["crashes"])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -123,26 +124,6 @@ def _search(args, space) -> str:
         return resolve(args.search, space, args.sample)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-
-
-def _check_program(program, nodes: tuple) -> None:
-    """The invariant's relations exist with one arity, and every node is one
-    of the program's locations: the first argument of one of its facts."""
-    from sparkdedalus.faults.verdict import POST, PRE
-    from udfs.registry import spark_string
-    defined = program.idb | {fact.atom.name for fact in program.facts}
-    absent = [name for name in (PRE, POST) if name not in defined]
-    if absent:
-        raise UsageError(f"the program defines no '{absent[0]}' relation: faults checks the invariant "
-                         f"pre => post (rules or facts of pre and post, read at EOT)")
-    if program.relations[PRE].arity != program.relations[POST].arity:
-        raise UsageError(f"pre and post must have one arity, got pre/{program.relations[PRE].arity} "
-                         f"and post/{program.relations[POST].arity}")
-    known = {spark_string(fact.row[0]) for fact in program.facts}
-    unknown = [node for node in nodes if node not in known]
-    if unknown:
-        raise UsageError(f"--nodes: unknown node '{unknown[0]}' (the locations of the program's facts: "
-                         f"{', '.join(sorted(known)) or 'none'})")
 
 
 def _reference(program, options: dict, total: int | None, quiet: bool):
