@@ -147,3 +147,33 @@ def test_the_pack_holds_each_fact_once_when_the_fixpoint_found_it(spark):
     found, run = compared_run(spark, prog, ticks=1)  # (from tick 2 on these relations grow: the loop)
     assert found == [] and run.stats[0].iterations == 0  # the Arrow fixpoint only
     assert run.stats[0].facts == sum(len(v) for v in reference_run(prog, ticks=1).at(1).values())
+
+
+@pytest.mark.spark
+def test_a_closure_at_one_location_is_spread_by_its_pivot(spark):
+    # One location: bucketed by location alone, every path would sit in one
+    # partition (one task for the pack's job). The closure's pivot is (L, Z): the
+    # partitioner buckets `path` by L and Z, so both partitions hold paths, and the
+    # facts still equal the reference's.
+    from pyspark.sql import functions as F
+
+    edges = " ".join(f'edge("g", {i}, {i + 1});' for i in range(1, 30)) + ' edge("g", 30, 1);'
+    prog = program(".decl edge(l: string, x: int, y: int)\n" + edges + """
+path(L, X, Y) :- edge(L, X, Y);
+path(L, X, Z) :- edge(L, X, Y), path(L, Y, Z);
+""")
+    found, run = compared_run(spark, prog, ticks=1, partitions=2)
+    assert found == [] and run.stats[0].iterations == 0  # the Arrow fixpoint only
+    assert run._loop.partitioner.keys["path"] == (2, ())
+    paths = run._state.packs[1].where("__rel = 'path'")
+    assert {r[0] for r in paths.select(F.spark_partition_id()).distinct().collect()} == {0, 1}
+
+
+def test_only_a_located_recursion_finer_than_its_location_is_bucketed_by_its_pivot():
+    from sparkdedalus.spark.partitioner import Partitioner
+
+    prog = program(RECURSIVE)
+    by_pivot, plain = Partitioner(prog, 2, {"path": 2}), Partitioner(prog, 2)
+    assert by_pivot.keys["path"] == (2, ()) and "path" not in by_pivot.replicated
+    # without: `path`, derived from text facts only, is replicated (a copy in every bucket)
+    assert "path" not in plain.keys and "path" in plain.replicated

@@ -5,7 +5,9 @@ Every relation frame of the tick loop carries a partition column
 its location and its policy key (`analysis/partitioning.distribution_policy`,
 co-hashing or dependencies, the key through its `via` functions). Relations
 no such policy keys are bucketed by their location alone; static relations
-(`static_relations`) are replicated, a copy in every bucket. Frames are
+(`static_relations`) are replicated, a copy in every bucket, unless the
+Arrow fixpoint computes them with a pivot finer than their location (then
+they are bucketed by it: `pivots`). Frames are
 hash-partitioned by the column, so a rule whose atoms' buckets are equal for
 every binding (`Partitioner.local`) joins, negates and groups on the column
 plus its variables with no exchange: the tick's only shuffles are the facts
@@ -67,14 +69,17 @@ def bucket_values(buckets: int) -> list[int]:
 class Partitioner:
     """Where the facts of each relation of `program` go among `buckets`."""
 
-    def __init__(self, program: Program, buckets: int):
+    def __init__(self, program: Program, buckets: int, pivots: dict | None = None):
+        """`pivots`: {relation: column} bucketing a relation no policy keys by
+        its location and that column, never replicated (a recursion's pivot,
+        see TickLoop._pivot_columns)."""
         self.program = program
         self.buckets = buckets
         self.values = bucket_values(buckets)
         timed = {f.atom.name for f in program.facts if f.tick is not None}
         # replicated: known at every tick from the text alone, filled only by
         # facts at every tick and `now` rules over such relations
-        self.replicated = frozenset(static_relations(program) - program.persisted - timed)
+        self.replicated = frozenset(static_relations(program) - program.persisted - timed - set(pivots or ()))
         self.policies = {}
         for component in program.components:
             policy = distribution_policy(program, component)
@@ -91,6 +96,9 @@ class Partitioner:
         self.keys = {r: k.pop() for r, k in keys.items()
                      if len(k) == 1 and all(FUNCTIONS[f].inputs == 1 for f in next(iter(k))[1])
                      and not (r in program.lattices and next(iter(k))[0] == program.lattices[r].position)}
+        for relation, column in (pivots or {}).items():
+            if relation not in keys:
+                self.keys[relation] = (column, ())
 
     def bucket_sql(self, name: str, columns: list[str] | None = None) -> str:
         """SQL of the bucket of a fact of `name` (not replicated) from its

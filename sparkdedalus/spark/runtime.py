@@ -167,14 +167,20 @@ class TickLoop:
         self.partitions = partitions or 1  # resized to the data after every materialisation
         self.program = program
         self.network = network or Network()
-        self.partitioner = Partitioner(program, self.most_partitions) if policy else None
+        self.gc_plans = [RulePlan(g.as_rule(-1 - k), program, self.network.seed) for k, g in enumerate(gc or ())]
+        self.collected = frozenset(plan.rule.head.name for plan in self.gc_plans)
+        growing = growing_relations(program, frozenset(self.stamped), self.collected)
+        self.carried = carried_relations(program, growing)
+        self.differential = differential_rules(program, growing, self.collected)
+        self.rule_order = self._rule_order()
+        self._fixpoints: dict = {}  # stratum relations -> ArrowFixpoint or None
+        self.partitioner = Partitioner(program, self.most_partitions, self._pivot_columns()) if policy else None
         self.layout = Layout(program.relations, self.partitioner)
         self._subqueries = itertools.count(1)  # subquery names, unique to the run
         self.statement = Statement(self._subqueries)  # the subqueries of the tick being planned
         self.views = Views(spark)  # the tick's checkpoints as temporary views
         self._previous = None  # the previous pack's view, in a tick
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
-        self._fixpoints: dict = {}  # stratum relations -> ArrowFixpoint or None
         #: count the Exchange operators of each tick's plans (TickStats.exchanges);
         #: off by default: it plans every materialised frame a second time
         self.count_exchanges = False
@@ -187,11 +193,6 @@ class TickLoop:
                                         self.partitioner is not None and self.partitioner.local(r))
                       for r in program.rules}
         self.facts_at = self._text_facts()
-        self.gc_plans = [RulePlan(g.as_rule(-1 - k), program, self.network.seed) for k, g in enumerate(gc or ())]
-        self.collected = frozenset(plan.rule.head.name for plan in self.gc_plans)
-        growing = growing_relations(program, frozenset(self.stamped), self.collected)
-        self.carried = carried_relations(program, growing)
-        self.differential = differential_rules(program, growing, self.collected)
         frames = self._static_frames(edb or {})
         varying = {r.head.name for r in program.rules} | set(program.lattices)
         varying |= set(self.stamped) | {n for by in self.facts_at.values() for n in by}  # rows at some ticks only
@@ -204,7 +205,6 @@ class TickLoop:
         self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in self.apart})
         self.static_names = set(frames)
         self._sized(self.input_rows_apart + static_rows)
-        self.rule_order = self._rule_order()
         self.may_start = self._may_start()
 
     # ---------------------------------------------------------------- set-up
@@ -519,12 +519,9 @@ class TickLoop:
         others the general loop."""
         if not self._arrow_allowed(rules, news):
             return *self._loop(rules, names, current, news, tick, state), False
-        components: dict = {}
-        for rule in rules:  # in dependency order (_rule_order)
-            components.setdefault(self.component[rule.head.name], []).append(rule)
         current = current.updated({})
         found, iterations, arrow_only = {}, 0, True
-        for group in components.values():
+        for group in self._components(rules):
             group_names = sorted({r.head.name for r in group})
             arrow = self._arrow_fixpoint(group, group_names)
             if arrow is not None:
@@ -545,6 +542,37 @@ class TickLoop:
                 found[n] = new[n]
                 current[n] = self._grown(n, current[n], new[n])
         return found, iterations, arrow_only
+
+    def _components(self, rules) -> list:
+        """A recursive stratum's rules (in dependency order) grouped by the
+        same-tick component of their heads, in dependency order."""
+        components: dict = {}
+        for rule in rules:
+            components.setdefault(self.component[rule.head.name], []).append(rule)
+        return list(components.values())
+
+    def _pivot_columns(self) -> dict:
+        """{relation: column} for the relations the Arrow fixpoint solves with
+        located rules and a pivot finer than the location (the closure's
+        `path(L, X, Z)`: L and Z): the first pivot column after the location,
+        which the partitioner buckets them by with it, so that a program at one
+        location spreads them over every partition (not one). Their rules are
+        then not partition-local: in a tick of several partitions, the general
+        loop (semi-naive across ticks, `spark.sparkdedalus.fixpoint=loop`)
+        shuffles what they derive."""
+        if self.spark.conf.get(SETTING, ARROW) != ARROW:
+            return {}
+        columns = {}
+        for stratum in self.program.strata:
+            if not stratum.recursive:
+                continue
+            for group in self._components(self.rule_order[stratum.index]):
+                names = sorted({r.head.name for r in group})
+                arrow = self._arrow_fixpoint(group, names)
+                if arrow is None or not arrow.located or arrow.by_location:
+                    continue
+                columns.update({n: arrow.pivot[n][1] for n in names if len(arrow.pivot[n]) > 1})
+        return columns
 
     def _grown(self, name: str, before: str, found: str) -> str:
         """SQL: relation `name` after its recursion `found` more of it: the
