@@ -1,0 +1,58 @@
+"""The closed-loop benchmark programs (benchmarks/programs/*_closed.ded,
+docs/protocols.md) on the reference evaluator, default network: every
+expected figure is derived by hand from the rules' @async hops (the files'
+headers). Voting: request, ballot, vote, result: 4 hops, so a client's
+commands are committed at ticks 5, 9, 13, ... Two-phase commit: request,
+prepare, vote, commit, ack, done: 6 hops, committed at 7, 13, 19, ... N
+clients run side by side, so N commands complete per round trip. No Spark."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkdedalus import Program
+from sparkdedalus.reference import run
+from sparkdedalus.throughput import client_rows, measure
+from test_benchmarks_smoke import REPO
+
+PROGRAMS = REPO / "benchmarks" / "programs"
+#: protocol file -> the round trip in ticks (the @async hops a command takes)
+ROUND_TRIP = {"voting_closed.ded": 4, "two_phase_commit_closed.ded": 6}
+
+
+def load(name: str) -> Program:
+    return Program.from_files(str(PROGRAMS / name))
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+def test_one_client_commits_a_command_every_round_trip(name):
+    k = ROUND_TRIP[name]
+    trace = run(load(name), 3 * k + 1)
+    first = {t for t in range(1, 3 * k + 2) if ("c1", 1) in trace.relation("committed", t)}
+    second = {t for t in range(1, 3 * k + 2) if ("c1", 1001) in trace.relation("committed", t)}
+    # the first command is sent at tick 1 and answered k ticks later; the next leaves then
+    assert min(first) == k + 1 and min(second) == 2 * k + 1
+    assert trace.relation("committed", 3 * k + 1) == {("c1", 1), ("c1", 1001), ("c1", 2001)}
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+@pytest.mark.parametrize("clients", [1, 3, 8])
+def test_n_clients_commit_n_commands_per_round_trip(name, clients):
+    k = ROUND_TRIP[name]
+    m = measure(load(name), clients, ticks=4 * k)  # a window of 2k ticks: 2 commands per client
+    assert m.throughput == clients / k
+    assert m.machines == 4  # the server and 3 participants
+
+
+def test_the_clients_are_numbered_and_share_the_server():
+    rows = client_rows(load("two_phase_commit_closed.ded"), 2)
+    assert rows == {"client": [("c1", "coord", 1), ("c2", "coord", 2)]}
+    trace = run(load("two_phase_commit_closed.ded"), 7, edb=rows)
+    assert trace.relation("committed", 7) == {("c1", 1), ("c2", 2)}  # ids K, K + 1000, ...
+
+
+def test_a_program_without_clients_is_refused():
+    with pytest.raises(ValueError, match="no fact client"):
+        client_rows(Program.parse('committed(C, X) :- done(C, X);'), 2)
+    with pytest.raises(ValueError, match="no relation committed"):
+        client_rows(Program.parse('client("c1", "s", 1);'), 2)
