@@ -7,7 +7,8 @@
 messages it sends (by send tick) and takes in (by arrival) per tick in the
 window, the clients excepted; the bottleneck, the node with the highest load
 (ties: the first by name); the machines, the nodes other than the clients
-that send or receive a message in the run. Under `capacity=C` a node's load
+that send or receive a message in the run, and the component of each (the
+one whose `@async` rules send what the node sends). Under `capacity=C` a node's load
 is at most C. `saturate` measures growing client counts until the
 throughput stops growing.
 
@@ -47,9 +48,11 @@ class Measurement:
     load: dict  # node -> messages sent and taken in per tick in the window
     bottleneck: str | None
     machines: int
+    components: dict  # node -> the component whose rules send its messages
 
     def to_json(self) -> dict:
         return {"clients": self.clients, "throughput": self.throughput, "bottleneck": self.bottleneck,
+                "bottleneck_component": self.components.get(self.bottleneck),
                 "bottleneck_load": self.load.get(self.bottleneck, 0.0), "machines": self.machines}
 
 
@@ -63,10 +66,12 @@ def measure(program, clients: int, network: Network | None = None, ticks: int = 
     start = ticks // 2
     outside = {spark_string(row[0]) for rows in edb.values() for row in rows}
     outside |= {spark_string(f.row[0]) for f in program.facts if f.atom.name in edb}
-    count, nodes = Counter(), set()
+    senders = {r.head.name: r.component for r in program.rules_of("async")}
+    count, nodes, components = Counter(), set(), {}
     for m in trace.messages:
         src, dst = spark_string(m.src), spark_string(m.row[0])
         nodes |= {src, dst}
+        components.setdefault(src, senders[m.relation])
         if start < m.send_tick <= ticks:
             count[src] += 1
         if m.arrival is not None and start < m.arrival <= ticks:
@@ -75,7 +80,8 @@ def measure(program, clients: int, network: Network | None = None, ticks: int = 
     load = {node: count[node] / width for node in sorted(nodes - outside)}
     bottleneck = max(load, key=load.get, default=None)  # load is in name order: ties go to the first
     done = len(trace.relation(COMMITTED, ticks)) - len(trace.relation(COMMITTED, start))
-    return Measurement(clients, ticks, (start, ticks), done / width, load, bottleneck, len(nodes - outside))
+    return Measurement(clients, ticks, (start, ticks), done / width, load, bottleneck, len(nodes - outside),
+                       {node: components.get(node) for node in load})
 
 
 def saturate(program, counts, network: Network | None = None, ticks: int = 100) -> list:
