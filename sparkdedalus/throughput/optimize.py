@@ -1,0 +1,196 @@
+"""A rewrite plan that raises a closed-loop program's simulated throughput,
+within a machine budget: greedy on the bottleneck (`sparkdedalus optimize`,
+docs/protocols.md).
+
+From the program as written, each round measures the current plan
+(`measure.measure`: N clients, the network's capacity) and takes the
+component of the bottleneck node. It tries every move on that component the
+analyses allow: each decoupling candidate `explain` finds
+(`analysis.decoupling.decouplings`) that a coordination-free decoupling
+applies to (`plan.Step`), and, when the component is not partitioned yet,
+partitioning it on 2..`max_partitions` partitions; a move that would exceed
+the budget is skipped. Machines are counted per component: the base's nodes
+(those the measurement sees, the clients excepted), a decoupling adds as
+many nodes as its component has, K partitions multiply them by K. The best
+move (most throughput; then the least work per command left on the
+bottleneck component's nodes; then fewest machines) is kept when it raises
+the throughput, or, at most `PLATEAU` rounds in a row, when it keeps the
+throughput and lowers that work: two nodes with the same load (a leader
+and its collectors) need two moves before either shows. The search stops
+when no move is kept; it returns the best plan seen (ties: fewest machines),
+its partition counts then lowered while the throughput holds. The clients'
+component (the one deriving `committed`) is outside every rewrite.
+
+>>> from sparkdedalus import Program
+>>> from sparkdedalus.network import Network
+>>> p = Program.parse('component client { .persist committed\\n'
+...     'request(S, K, C)@async :- client(C, S, K)@T, T == 1;\\n'
+...     'committed(C, X) :- done(C, X);\\n'
+...     'request(S, X + 1000, C)@async :- done(C, X), client(C, S, _); }\\n'
+...     'component server { job(W, X, S, C)@async :- request(S, X, C), worker(S, W);\\n'
+...     '  done(C, X)@async :- finished(S, X, C); }\\n'
+...     'component worker { finished(S, X, C)@async :- job(W, X, S, C); }\\n'
+...     'client("c1", "s", 1); worker("s", "w");')
+>>> result = optimize(p, budget=4, clients=8, network=Network(), ticks=24)  # no capacity: nothing to gain
+>>> result.plan.steps, result.plan.measurement.throughput, result.base.machines
+((), 2.0, 2)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from sparkdedalus.analysis.decoupling import decouplings
+from sparkdedalus.network import Network
+from sparkdedalus.rewrite import RewriteError
+from sparkdedalus.rewrite.decouple import select
+from sparkdedalus.rewrite.decouplings import new_name
+from sparkdedalus.throughput.closed_loop import COMMITTED
+from sparkdedalus.throughput.measure import Measurement, measure
+from sparkdedalus.throughput.plan import Step, apply_plan, apply_step
+
+#: plateau moves (same throughput, less work on the bottleneck component) allowed in a row
+PLATEAU = 3
+#: throughputs closer than this share are the same
+TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple
+    program: object = field(repr=False)
+    scope: tuple
+    counts: dict  # component -> its machines
+    measurement: Measurement = field(repr=False)
+
+    @property
+    def machines(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def throughput(self) -> float:
+        return self.measurement.throughput
+
+
+@dataclass(frozen=True)
+class Result:
+    plan: Plan  # the best found
+    base: Plan
+    tried: int  # plans simulated
+    seconds: float
+
+    def to_json(self) -> dict:
+        m = self.plan.measurement
+        return {"rewrites": [s.option() for s in self.plan.steps], "throughput": self.plan.throughput,
+                "base_throughput": self.base.throughput, "machines": self.plan.machines,
+                "base_machines": self.base.machines, "bottleneck": m.bottleneck,
+                "bottleneck_component": m.components.get(m.bottleneck), "clients": m.clients,
+                "tried": self.tried, "seconds": round(self.seconds, 2)}
+
+
+def optimize(program, budget: int, clients: int = 32, network: Network | None = None, ticks: int = 60,
+             max_partitions: int = 5) -> Result:
+    """The best plan found for `program` within `budget` machines (module doc)."""
+    started = time.perf_counter()
+    outside = {r.component for r in program.rules if r.head.name == COMMITTED}
+    scope = tuple(c for c in program.components if c not in outside)
+    first = measure(program, clients, network, ticks)
+    base = Plan((), program, scope, dict(Counter(c for c in first.components.values() if c)), first)
+    if base.machines > budget:
+        raise ValueError(f"the program as written already runs on {base.machines} machines, over the budget "
+                         f"of {budget}")
+    tried, current, best, plateau = 1, base, base, PLATEAU
+    while True:
+        component = current.measurement.components.get(current.measurement.bottleneck)
+        found = []
+        for step in _moves(current, component, max_partitions):
+            counts = _counts(current.counts, step)
+            if sum(counts.values()) > budget:
+                continue
+            try:
+                program, _, scope = apply_step(current.program, step, current.scope)
+            except RewriteError:
+                continue
+            found.append(Plan(current.steps + (step,), program, scope, counts,
+                              measure(program, clients, network, ticks)))
+            tried += 1
+        if not found:
+            break
+        pick = max(found, key=lambda p: (_rounded(p.throughput), -_work(p, component), -p.machines))
+        if _rounded(pick.throughput) > _rounded(current.throughput):
+            plateau = PLATEAU
+        elif plateau and _rounded(pick.throughput) == _rounded(current.throughput) \
+                and _work(pick, component) < _work(current, component) * (1 - TOLERANCE):
+            plateau -= 1
+        else:
+            break
+        current = pick
+        if (_rounded(current.throughput), -current.machines) > (_rounded(best.throughput), -best.machines):
+            best = current
+    best, trimmed = _trim(best, base, clients, network, ticks)
+    return Result(best, base, tried + trimmed, time.perf_counter() - started)
+
+
+def _rounded(throughput: float) -> int:
+    """Throughputs within `TOLERANCE` of each other compare equal (on a log scale)."""
+    return round(math.log(throughput) / math.log(1 + TOLERANCE)) if throughput > 0 else -10 ** 9
+
+
+def _work(plan: Plan, component: str) -> float:
+    """The most messages per answered command on a node of `component` or of
+    a part the plan split off it last."""
+    m = plan.measurement
+    last = plan.steps[-1].name if plan.steps and plan.steps[-1].kind == "decouple" else None
+    loads = [load for node, load in m.load.items() if m.components.get(node) in (component, last)]
+    return max(loads, default=0.0) / m.throughput if m.throughput else float("inf")
+
+
+def _moves(plan: Plan, component: str | None, max_partitions: int):
+    if component is None or component not in plan.scope:
+        return
+    for candidate in decouplings(plan.program, component):
+        if not candidate.applicable:
+            continue
+        selectors = tuple(dict.fromkeys(candidate.heads))
+        try:
+            if select(plan.program, component, list(selectors)) != candidate.rules:
+                continue
+        except RewriteError:
+            continue
+        yield Step("decouple", component, selectors, new_name(plan.program, component))
+    if not any(s.kind == "partition" and s.component == component for s in plan.steps):
+        for k in range(2, max_partitions + 1):
+            yield Step("partition", component, partitions=k)
+
+
+def _counts(counts: dict, step: Step) -> dict:
+    counts = dict(counts)
+    if step.kind == "decouple":
+        counts[step.name] = counts.get(step.component, 1)
+    else:
+        counts[step.component] = counts.get(step.component, 1) * step.partitions
+    return counts
+
+
+def _trim(best: Plan, base: Plan, clients: int, network, ticks: int) -> tuple:
+    """`best` with each partition count lowered to the least that keeps its
+    throughput; (the plan, the plans simulated)."""
+    tried = 0
+    for i, step in enumerate(best.steps):
+        if step.kind != "partition":
+            continue
+        for k in range(2, step.partitions):
+            steps = best.steps[:i] + (replace(step, partitions=k),) + best.steps[i + 1:]
+            program, _ = apply_plan(base.program, steps, base.scope)
+            m = measure(program, clients, network, ticks)
+            tried += 1
+            if _rounded(m.throughput) >= _rounded(best.throughput):
+                counts = dict(base.counts)
+                for s in steps:
+                    counts = _counts(counts, s)
+                best = Plan(steps, program, best.scope, counts, m)
+                break
+    return best, tried
