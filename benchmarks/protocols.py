@@ -42,7 +42,7 @@ PROGRAMS = REPO / "benchmarks" / "programs"
 PARTICIPANTS = 3
 
 
-def voting_plan(k: int) -> tuple:
+def voting_plan(program, k: int) -> tuple:
     """ScalableVoting: the broadcasters (ballot) and collectors (the rest) leave the
     leader, which relays the clients' requests; they and the participants run on k
     partitions each (`rewrite --auto leader,participant --partitions K` gives the same
@@ -52,12 +52,14 @@ def voting_plan(k: int) -> tuple:
             *(Step("partition", c, partitions=k) for c in ("broadcasters", "collectors", "participant")))
 
 
-def two_phase_commit_plan(k: int) -> tuple:
-    """Scalable2PC: each participant's ackers (lines 60-61: commit) leave it; the vote
+def two_phase_commit_plan(program, k: int) -> tuple:
+    """Scalable2PC: each participant's ackers (its rules reading commit) leave it; the vote
     requesters (prepare), committers (votes, commit log, commit) and enders (acks, end
     log, answer) leave the coordinator, which relays the clients' requests; all but the
     coordinator run on k partitions (scripts/regen-protocols.sh's decouplings)."""
-    return (Step("decouple", "participant", ("60", "61"), "ackers"),
+    ackers = tuple(str(r.pos.line) for r in program.rules
+                   if r.component == "participant" and "commit" in (a.name for a in r.positive_atoms))
+    return (Step("decouple", "participant", ackers, "ackers"),
             Step("decouple", "coordinator", ("prepare",), "requesters"),
             Step("decouple", "coordinator", ("yes", "nyes", "commit_log", "commit", "sent_commit"), "committers"),
             Step("decouple", "coordinator", ("acks", "nacks", "end_log", "done", "ended"), "enders"),
@@ -79,8 +81,9 @@ def base(protocol: str) -> Program:
 def scalable(protocol: str, k: int) -> tuple:
     """(the scalable program on k partitions, its plan)."""
     _, scope, plan = SHAPES[protocol]
-    steps = plan(k)
-    return apply_plan(base(protocol), steps, scope)[0], steps
+    program = base(protocol)
+    steps = plan(program, k)
+    return apply_plan(program, steps, scope)[0], steps
 
 
 def configuration(protocol: str, partitions, counts, network: Network, ticks: int) -> dict:

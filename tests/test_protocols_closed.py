@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from sparkdedalus import Program
+from sparkdedalus.network import Network
 from sparkdedalus.reference import run
 from sparkdedalus.throughput import client_rows, measure
 from test_benchmarks_smoke import REPO
@@ -56,3 +57,16 @@ def test_a_program_without_clients_is_refused():
         client_rows(Program.parse('committed(C, X) :- done(C, X);'), 2)
     with pytest.raises(ValueError, match="no relation committed"):
         client_rows(Program.parse('client("c1", "s", 1);'), 2)
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+def test_the_garbage_collection_changes_no_message(name):
+    """`measure` runs with the files' `// @gc` annotations: they drop the server's
+    state of answered commands, and must change neither a message nor a commitment
+    (checked against the run without them, with random delays)."""
+    program, edb = load(name), client_rows(load(name), 6)
+    network = Network.parse("delay=uniform(1,3)")
+    on, off = (run(program, 30, network=network, edb=edb, gc=gc) for gc in (True, False))
+    assert sorted(map(repr, on.messages)) == sorted(map(repr, off.messages))
+    assert all(on.relation("committed", t) == off.relation("committed", t) for t in range(1, 31))
+    assert sum(s["collected_rows"] for s in on.stats) > 0  # it collected something

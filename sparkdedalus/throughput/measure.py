@@ -1,6 +1,7 @@
 """What a closed-loop program completes per tick, and where the work piles up.
 
-`measure` runs a program (reference evaluator) with N clients
+`measure` runs a program (reference evaluator, with its garbage collection,
+docs/gc.md: the collected state must change no message) with N clients
 (`closed_loop.client_rows`) for T ticks and reads, over the steady window
 (T/2, T]: the throughput, answered commands per tick (the growth of
 `committed` over the window, divided by its length); each node's load, the
@@ -62,7 +63,7 @@ def measure(program, clients: int, network: Network | None = None, ticks: int = 
     if not (isinstance(ticks, int) and ticks >= 2):
         raise ValueError(f"ticks must be an integer >= 2, not {ticks!r}")
     edb = client_rows(program, clients)
-    trace = run(program, ticks, network=network, edb=edb)
+    trace = run(program, ticks, network=network, edb=edb, gc=True)
     start = ticks // 2
     outside = {spark_string(row[0]) for rows in edb.values() for row in rows}
     outside |= {spark_string(f.row[0]) for f in program.facts if f.atom.name in edb}
