@@ -5,16 +5,8 @@ that send their next command when the previous one is answered
 (`measure`), and a greedy search for the plan that completes most (`optimize`).
 It runs the reference evaluator, so it sits on the reference side of the layers.
 
->>> from sparkdedalus import Program
->>> p = Program.parse('component client { .persist committed\\n'
-...     'request(S, K, C)@async :- client(C, S, K)@T, T == 1;\\n'
-...     'committed(C, X) :- done(C, X);\\n'
-...     'request(S, X + 1000, C)@async :- done(C, X), client(C, S, _); }\\n'
-...     'component server { done(C, X)@async :- request(S, X, C); }\\n'
-...     'client("c1", "s", 1);')
->>> m = measure(p, clients=2, ticks=12)  # a round trip of 2 ticks, 2 clients: 1 command a tick
->>> m.throughput, m.bottleneck, m.machines
-(1.0, 's', 1)
+>>> Step("decouple", "leader", ("ballot",), "broadcasters").option()  # as `rewrite` names it
+'--decouple leader:ballot:broadcasters'
 """
 
 from sparkdedalus.throughput.closed_loop import client_rows
