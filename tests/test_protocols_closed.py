@@ -1,10 +1,12 @@
 """The closed-loop benchmark programs (benchmarks/programs/*_closed.ded,
 docs/protocols.md) on the reference evaluator, default network: every
 expected figure is derived by hand from the rules' @async hops (the files'
-headers). Voting: request, ballot, vote, result: 4 hops, so a client's
+headers). Voting: request, ballot, vote, result: 4 hops, so client 1's
 commands are committed at ticks 5, 9, 13, ... Two-phase commit: request,
-prepare, vote, commit, ack, done: 6 hops, committed at 7, 13, 19, ... N
-clients run side by side, so N commands complete per round trip. No Spark."""
+prepare, vote, commit, ack, done: 6 hops, committed at 7, 13, 19, ... Client
+K starts at tick K (K <= 32), so its commitments are client 1's shifted by
+K - 1; N clients run side by side, so N commands complete per round trip. No
+Spark."""
 
 from __future__ import annotations
 
@@ -40,7 +42,9 @@ def test_one_client_commits_a_command_every_round_trip(name):
 @pytest.mark.parametrize("clients", [1, 3, 8])
 def test_n_clients_commit_n_commands_per_round_trip(name, clients):
     k = ROUND_TRIP[name]
-    m = measure(load(name), clients, ticks=4 * k)  # a window of 2k ticks: 2 commands per client
+    rounds = -(-clients // k) + 1  # every client has started before the window (ticks a+1 .. 2a)
+    m = measure(load(name), clients, ticks=2 * k * rounds)  # a = k * rounds: `rounds` commands each
+    assert m.window == (k * rounds, 2 * k * rounds)
     assert m.throughput == clients / k
     assert m.machines == 4  # the server and 3 participants
 
@@ -48,8 +52,9 @@ def test_n_clients_commit_n_commands_per_round_trip(name, clients):
 def test_the_clients_are_numbered_and_share_the_server():
     rows = client_rows(load("two_phase_commit_closed.ded"), 2)
     assert rows == {"client": [("c1", "coord", 1), ("c2", "coord", 2)]}
-    trace = run(load("two_phase_commit_closed.ded"), 7, edb=rows)
-    assert trace.relation("committed", 7) == {("c1", 1), ("c2", 2)}  # ids K, K + 1000, ...
+    trace = run(load("two_phase_commit_closed.ded"), 8, edb=rows)
+    assert trace.relation("committed", 7) == {("c1", 1)}  # c2 starts one tick later
+    assert trace.relation("committed", 8) == {("c1", 1), ("c2", 2)}  # ids K, K + 1000, ...
 
 
 def test_a_program_without_clients_is_refused():
