@@ -7,16 +7,19 @@ From the program as written, each round measures the current plan
 component of the bottleneck node. It tries every move on that component the
 analyses allow: each decoupling candidate `explain` finds
 (`analysis.decoupling.decouplings`) that a coordination-free decoupling
-applies to (`plan.Step`), and, when the component is not partitioned yet,
+applies to (`plan.Step`); moving all its rules but those over constant
+relations to a new part, when they read what the clients send (the
+component then only relays it, as `rewrite --auto` does); and, when the component is not partitioned yet,
 partitioning it on 2..`max_partitions` partitions; a move that would exceed
 the budget is skipped. Machines are counted per component: the base's nodes
 (those the measurement sees, the clients excepted), a decoupling adds as
 many nodes as its component has, K partitions multiply them by K. The best
-move (most throughput; then the least work per command left on the
-bottleneck component's nodes; then fewest machines) is kept when it raises
-the throughput, or, at most `PLATEAU` rounds in a row, when it keeps the
-throughput and lowers that work: two nodes with the same load (a leader
-and its collectors) need two moves before either shows. The search stops
+move is the one with the most throughput (then the fewest machines) when
+some move raises it; else, at most `PLATEAU` rounds in a row, the one with
+the fewest machines (then the least work left) among those that keep the
+throughput and lower the most messages per answered command on a node of
+the bottleneck component: with two nodes at the same load (a leader and its
+collectors) one move cannot show, two do. The search stops
 when no move is kept; it returns the best plan seen (ties: fewest machines),
 its partition counts then lowered while the throughput holds. The clients'
 component (the one deriving `committed`) is outside every rewrite.
@@ -44,10 +47,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from sparkdedalus.analysis.decoupling import decouplings
+from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus.network import Network
 from sparkdedalus.rewrite import RewriteError
 from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.rewrite.decouplings import new_name
+from sparkdedalus.rewrite.scope import relayed
 from sparkdedalus.throughput.closed_loop import COMMITTED
 from sparkdedalus.throughput.measure import Measurement, measure
 from sparkdedalus.throughput.plan import Step, apply_plan, apply_step
@@ -119,12 +124,14 @@ def optimize(program, budget: int, clients: int = 32, network: Network | None = 
             tried += 1
         if not found:
             break
-        pick = max(found, key=lambda p: (_rounded(p.throughput), -_work(p, component), -p.machines))
-        if _rounded(pick.throughput) > _rounded(current.throughput):
-            plateau = PLATEAU
-        elif plateau and _rounded(pick.throughput) == _rounded(current.throughput) \
-                and _work(pick, component) < _work(current, component) * (1 - TOLERANCE):
-            plateau -= 1
+        now = _rounded(current.throughput)
+        better = [p for p in found if _rounded(p.throughput) > now]
+        relieving = [p for p in found if _rounded(p.throughput) == now
+                     and _work(p, component) < _work(current, component) * (1 - TOLERANCE)]
+        if better:
+            pick, plateau = max(better, key=lambda p: (_rounded(p.throughput), -p.machines)), PLATEAU
+        elif relieving and plateau:
+            pick, plateau = min(relieving, key=lambda p: (p.machines, _work(p, component))), plateau - 1
         else:
             break
         current = pick
@@ -140,27 +147,28 @@ def _rounded(throughput: float) -> int:
 
 
 def _work(plan: Plan, component: str) -> float:
-    """The most messages per answered command on a node of `component` or of
-    a part the plan split off it last."""
+    """The most messages per answered command on a node of `component`."""
     m = plan.measurement
-    last = plan.steps[-1].name if plan.steps and plan.steps[-1].kind == "decouple" else None
-    loads = [load for node, load in m.load.items() if m.components.get(node) in (component, last)]
+    loads = [load for node, load in m.load.items() if m.components.get(node) == component]
     return max(loads, default=0.0) / m.throughput if m.throughput else float("inf")
 
 
 def _moves(plan: Plan, component: str | None, max_partitions: int):
     if component is None or component not in plan.scope:
         return
-    for candidate in decouplings(plan.program, component):
-        if not candidate.applicable:
-            continue
-        selectors = tuple(dict.fromkeys(candidate.heads))
+    program, name = plan.program, new_name(plan.program, component)
+    splits = [c.rules for c in decouplings(program, component) if c.applicable]
+    constant = constant_relations(program)
+    rest = tuple(i for i in component_rules(program, component) if program.rules[i].head.name not in constant)
+    if rest and relayed(program, plan.scope, rest):
+        splits.append(rest)
+    for rules in splits:
+        selectors = tuple(dict.fromkeys(program.rules[i].head.name for i in rules))
         try:
-            if select(plan.program, component, list(selectors)) != candidate.rules:
-                continue
+            if select(program, component, list(selectors)) == tuple(rules):
+                yield Step("decouple", component, selectors, name)
         except RewriteError:
             continue
-        yield Step("decouple", component, selectors, new_name(plan.program, component))
     if not any(s.kind == "partition" and s.component == component for s in plan.steps):
         for k in range(2, max_partitions + 1):
             yield Step("partition", component, partitions=k)
