@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     parser.add_argument("--partitions", type=integers, default=[1, 3, 5])
     parser.add_argument("--capacity", type=int, default=8,
                         help="messages a node handles per tick (default 8; 0: no bound, the default network)")
-    parser.add_argument("--ticks", type=int, default=100)
+    parser.add_argument("--ticks", type=int, default=200, help="ticks per run; throughput over the second half")
     parser.add_argument("--out", help="write the JSON lines to this file (default: stdout)")
     parser.add_argument("--plot", help="draw throughput against clients to this PNG")
     args = parser.parse_args(argv)
