@@ -29,12 +29,12 @@ def add_parser(commands) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--budget", metavar="MACHINES", required=True, type=integer(minimum=1),
                         help="the most machines (nodes other than the clients) the plan may use")
-    parser.add_argument("--clients", metavar="N", default=32, type=integer(minimum=1),
-                        help="closed-loop clients in each simulation (default 32)")
+    parser.add_argument("--clients", metavar="N", default=64, type=integer(minimum=1),
+                        help="the most closed-loop clients: each plan's peak over 1, 2, 4, .. N (default 64)")
     parser.add_argument("--capacity", metavar="C", default=8, type=integer(minimum=1),
                         help="messages a node handles per tick (default 8)")
-    parser.add_argument("--ticks", metavar="T", default=60, type=integer(minimum=4),
-                        help="ticks per simulation; throughput over the second half (default 60)")
+    parser.add_argument("--ticks", metavar="T", default=100, type=integer(minimum=4),
+                        help="ticks per simulation; throughput over the second half (default 100)")
     parser.add_argument("--max-partitions", metavar="K", default=5, type=integer(minimum=2),
                         help="the most partitions tried for a component (default 5)")
     parser.add_argument("--engine", default="reference", choices=("reference", "spark"),
@@ -52,8 +52,8 @@ def render(result, files, network: str) -> str:
     command = " ".join(["sparkdedalus rewrite", *files, *(s.option() for s in plan.steps)])
     return "\n".join([
         f"plan: {command if plan.steps else 'the program as written (no rewrite raises the throughput)'}",
-        f"throughput: {plan.throughput:g} commands/tick (base {base.throughput:g}{ratio}); {m.clients} clients, "
-        f"{network}, ticks {m.window[0] + 1}..{m.window[1]}",
+        f"throughput: {plan.throughput:g} commands/tick (base {base.throughput:g}{ratio}); peak at {m.clients} "
+        f"clients, {network}, ticks {m.window[0] + 1}..{m.window[1]}",
         f"machines: {plan.machines} (base {base.machines})",
         f"bottleneck: {m.bottleneck} (component {m.components.get(m.bottleneck)}), "
         f"{m.load.get(m.bottleneck, 0.0):g} messages/tick",

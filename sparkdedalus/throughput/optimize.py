@@ -2,22 +2,24 @@
 within a machine budget: greedy on the bottleneck (`sparkdedalus optimize`,
 docs/protocols.md).
 
-From the program as written, each round measures the current plan
-(`measure.measure`: N clients, the network's capacity) and takes the
+From the program as written, each round measures the current plan at its
+peak (`measure.saturate` over N/8, N/4, N/2 and N clients, under the
+network's capacity: the best throughput, and its bottleneck) and takes the
 component of the bottleneck node. It tries every move on that component the
 analyses allow: each decoupling candidate `explain` finds
 (`analysis.decoupling.decouplings`) that a coordination-free decoupling
 applies to (`plan.Step`); moving all its rules but those over constant
 relations to a new part, when they read what the clients send (the
 component then only relays it, as `rewrite --auto` does); and, when the component is not partitioned yet,
-partitioning it on 2..`max_partitions` partitions; a move that would exceed
+partitioning it on 2..`max_partitions` partitions (more partitions, when it
+is partitioned already); a move that would exceed
 the budget is skipped. Machines are counted per component: the base's nodes
 (those the measurement sees, the clients excepted), a decoupling adds as
 many nodes as its component has, K partitions multiply them by K. The best
 move is the one with the most throughput (then the fewest machines) when
-some move raises it; else, at most `PLATEAU` rounds in a row, the one with
+some move raises it by more than `TOLERANCE`; else, at most `PLATEAU` rounds in a row, the one with
 the fewest machines (then the least work left) among those that keep the
-throughput and lower the most messages per answered command on a node of
+throughput (within `TOLERANCE`) and lower the most messages per answered command on a node of
 the bottleneck component: with two nodes at the same load (a leader and its
 collectors) one move cannot show, two do. The search stops
 when no move is kept; it returns the best plan seen (ties: fewest machines),
@@ -54,22 +56,24 @@ from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.rewrite.decouplings import new_name
 from sparkdedalus.rewrite.scope import relayed
 from sparkdedalus.throughput.closed_loop import COMMITTED
-from sparkdedalus.throughput.measure import Measurement, measure
-from sparkdedalus.throughput.plan import Step, apply_plan, apply_step
+from sparkdedalus.throughput.measure import Measurement, saturate
+from sparkdedalus.throughput.plan import Step, apply_plan
 
 #: plateau moves (same throughput, less work on the bottleneck component) allowed in a row
 PLATEAU = 3
-#: throughputs closer than this share are the same
-TOLERANCE = 0.01
+#: throughputs closer than this share are the same (a window's count of answers varies by a few percent)
+TOLERANCE = 0.05
+#: the share of throughput a lower partition count may lose at the end of the search
+TRIM = 0.01
 
 
 @dataclass(frozen=True)
 class Plan:
     steps: tuple
     program: object = field(repr=False)
-    scope: tuple
     counts: dict  # component -> its machines
     measurement: Measurement = field(repr=False)
+    scope: tuple  # the base's: the components the first step may change (all but the clients')
 
     @property
     def machines(self) -> int:
@@ -96,14 +100,19 @@ class Result:
                 "tried": self.tried, "seconds": round(self.seconds, 2)}
 
 
-def optimize(program, budget: int, clients: int = 32, network: Network | None = None, ticks: int = 60,
+def optimize(program, budget: int, clients: int = 64, network: Network | None = None, ticks: int = 100,
              max_partitions: int = 5) -> Result:
     """The best plan found for `program` within `budget` machines (module doc)."""
     started = time.perf_counter()
     outside = {r.component for r in program.rules if r.head.name == COMMITTED}
     scope = tuple(c for c in program.components if c not in outside)
-    first = measure(program, clients, network, ticks)
-    base = Plan((), program, scope, dict(Counter(c for c in first.components.values() if c)), first)
+    counts = tuple(sorted({max(1, clients >> i) for i in range(4)}))  # N/8, N/4, N/2, N
+
+    def peak(program) -> Measurement:
+        return max(saturate(program, counts, network, ticks), key=lambda m: m.throughput)
+
+    first = peak(program)
+    base = Plan((), program, dict(Counter(c for c in first.components.values() if c)), first, scope)
     if base.machines > budget:
         raise ValueError(f"the program as written already runs on {base.machines} machines, over the budget "
                          f"of {budget}")
@@ -111,22 +120,21 @@ def optimize(program, budget: int, clients: int = 32, network: Network | None = 
     while True:
         component = current.measurement.components.get(current.measurement.bottleneck)
         found = []
-        for step in _moves(current, component, max_partitions):
-            counts = _counts(current.counts, step)
-            if sum(counts.values()) > budget:
+        for steps in _moves(current, component, max_partitions):
+            machines = _machines(base.counts, steps)
+            if sum(machines.values()) > budget:
                 continue
             try:
-                program, _, scope = apply_step(current.program, step, current.scope)
+                program, _ = apply_plan(base.program, steps, base.scope)
             except RewriteError:
                 continue
-            found.append(Plan(current.steps + (step,), program, scope, counts,
-                              measure(program, clients, network, ticks)))
+            found.append(Plan(steps, program, machines, peak(program), base.scope))
             tried += 1
         if not found:
             break
-        now = _rounded(current.throughput)
-        better = [p for p in found if _rounded(p.throughput) > now]
-        relieving = [p for p in found if _rounded(p.throughput) == now
+        now = current.throughput
+        better = [p for p in found if p.throughput > now * (1 + TOLERANCE)]
+        relieving = [p for p in found if p.throughput >= now * (1 - TOLERANCE)
                      and _work(p, component) < _work(current, component) * (1 - TOLERANCE)]
         if better:
             pick, plateau = max(better, key=lambda p: (_rounded(p.throughput), -p.machines)), PLATEAU
@@ -135,14 +143,14 @@ def optimize(program, budget: int, clients: int = 32, network: Network | None = 
         else:
             break
         current = pick
-        if (_rounded(current.throughput), -current.machines) > (_rounded(best.throughput), -best.machines):
+        if current.throughput > best.throughput * (1 + TOLERANCE):
             best = current
-    best, trimmed = _trim(best, base, clients, network, ticks)
+    best, trimmed = _trim(best, base, peak)
     return Result(best, base, tried + trimmed, time.perf_counter() - started)
 
 
 def _rounded(throughput: float) -> int:
-    """Throughputs within `TOLERANCE` of each other compare equal (on a log scale)."""
+    """The throughput's bucket: buckets `TOLERANCE` wide on a log scale."""
     return round(math.log(throughput) / math.log(1 + TOLERANCE)) if throughput > 0 else -10 ** 9
 
 
@@ -154,38 +162,52 @@ def _work(plan: Plan, component: str) -> float:
 
 
 def _moves(plan: Plan, component: str | None, max_partitions: int):
-    if component is None or component not in plan.scope:
+    """The plans one move away from `plan` on `component` (step tuples)."""
+    program = plan.program
+    if component is None or component not in _scope(plan):
         return
-    program, name = plan.program, new_name(plan.program, component)
+    name = new_name(program, component)
     splits = [c.rules for c in decouplings(program, component) if c.applicable]
     constant = constant_relations(program)
     rest = tuple(i for i in component_rules(program, component) if program.rules[i].head.name not in constant)
-    if rest and relayed(program, plan.scope, rest):
+    if rest and relayed(program, _scope(plan), rest):
         splits.append(rest)
     for rules in splits:
         selectors = tuple(dict.fromkeys(program.rules[i].head.name for i in rules))
         try:
             if select(program, component, list(selectors)) == tuple(rules):
-                yield Step("decouple", component, selectors, name)
+                yield plan.steps + (Step("decouple", component, selectors, name),)
         except RewriteError:
             continue
-    if not any(s.kind == "partition" and s.component == component for s in plan.steps):
-        for k in range(2, max_partitions + 1):
-            yield Step("partition", component, partitions=k)
-
-
-def _counts(counts: dict, step: Step) -> dict:
-    counts = dict(counts)
-    if step.kind == "decouple":
-        counts[step.name] = counts.get(step.component, 1)
+    done = [i for i, s in enumerate(plan.steps) if s.kind == "partition" and s.component == component]
+    if done:  # partitioned already: more partitions in its place
+        i = done[0]
+        for k in range(plan.steps[i].partitions + 1, max_partitions + 1):
+            yield plan.steps[:i] + (replace(plan.steps[i], partitions=k),) + plan.steps[i + 1:]
     else:
-        counts[step.component] = counts.get(step.component, 1) * step.partitions
+        for k in range(2, max_partitions + 1):
+            yield plan.steps + (Step("partition", component, partitions=k),)
+
+
+def _scope(plan: Plan) -> tuple:
+    """The components a rewrite of `plan.program` may change: the base's and the parts split off."""
+    return plan.scope + tuple(s.name for s in plan.steps if s.kind == "decouple")
+
+
+def _machines(counts: dict, steps) -> dict:
+    """component -> its machines after `steps`, from the base's `counts`."""
+    counts = dict(counts)
+    for step in steps:
+        if step.kind == "decouple":
+            counts[step.name] = counts.get(step.component, 1)
+        else:
+            counts[step.component] = counts.get(step.component, 1) * step.partitions
     return counts
 
 
-def _trim(best: Plan, base: Plan, clients: int, network, ticks: int) -> tuple:
+def _trim(best: Plan, base: Plan, peak) -> tuple:
     """`best` with each partition count lowered to the least that keeps its
-    throughput; (the plan, the plans simulated)."""
+    throughput (within `TRIM`); (the plan, the plans simulated)."""
     tried = 0
     for i, step in enumerate(best.steps):
         if step.kind != "partition":
@@ -193,12 +215,9 @@ def _trim(best: Plan, base: Plan, clients: int, network, ticks: int) -> tuple:
         for k in range(2, step.partitions):
             steps = best.steps[:i] + (replace(step, partitions=k),) + best.steps[i + 1:]
             program, _ = apply_plan(base.program, steps, base.scope)
-            m = measure(program, clients, network, ticks)
+            m = peak(program)
             tried += 1
-            if _rounded(m.throughput) >= _rounded(best.throughput):
-                counts = dict(base.counts)
-                for s in steps:
-                    counts = _counts(counts, s)
-                best = Plan(steps, program, best.scope, counts, m)
+            if m.throughput >= best.throughput * (1 - TRIM):
+                best = Plan(steps, program, _machines(base.counts, steps), m, base.scope)
                 break
     return best, tried
