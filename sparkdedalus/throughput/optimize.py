@@ -23,7 +23,7 @@ throughput (within `TOLERANCE`) and lower the most messages per answered command
 the bottleneck component: with two nodes at the same load (a leader and its
 collectors) one move cannot show, two do. The search stops
 when no move is kept; it returns the best plan seen (ties: fewest machines),
-its partition counts then lowered while the throughput holds. The clients'
+its partition counts then lowered while the throughput holds (within `TRIM`). The clients'
 component (the one deriving `committed`) is outside every rewrite.
 
 >>> from sparkdedalus import Program
