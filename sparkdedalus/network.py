@@ -23,6 +23,28 @@ is a contract, not an implementation detail:
 The sender of a message is the location of the rule's body: the first argument of
 its first positive atom.
 
+**Capacity** (`capacity=C`, integer C >= 1; default None, unbounded) bounds each node's
+work per tick. A message costs its sender one unit when it *leaves* and its
+destination one unit when it is *taken in*. A message derived at tick t enters its
+sender's outbox; it leaves at some tick s >= t, and s is its send tick for the delay
+model, omissions and crashes (`arrival(relation, row, src, s)`); on arrival it enters
+its destination's inbox, ready from its arrival tick on. Node n at tick t, with `old`
+the messages in its outbox at the start of t and `ready` those of its inbox ready at t:
+1. it takes in r = min(|ready|, C - min(|old|, C)) messages, the first in inbox
+   order: they are the messages delivered at t (facts at t); the others wait;
+2. after the rules of t ran, the first C - r messages of its outbox (those derived
+   at t included) in outbox order leave at t; the others wait.
+Outbox order: (derive tick, h, relation, printed row); inbox order: (arrival tick,
+derive tick, h, relation, printed row, printed sender); h =
+`xxhash64_string(message_key(seed, relation, row, derive tick))`, the printed row
+the tuple of the `spark_string`s of its values (`queue_key`). A message is
+(relation, row, sender, derive tick), as without capacity: the same row derived by
+one sender at one tick is one message, by two senders two, at two ticks two. When
+the capacity never binds, every message leaves when it is derived and is taken in
+at its arrival: the run is the run without capacity. A crashed node still takes in
+messages within its capacity; what leaves its outbox from its crash tick on is lost
+(and costs its unit, as an omitted message does).
+
 The built-in relation `crash(L, N, T)` holds at every location L, at every tick, for
 every crash (N, T). "Every location" is the set of location values (as strings) that
 appear as the first argument of a fact of the program (at any tick) or of an input row
@@ -39,6 +61,8 @@ of the failure model (a source, destination or crashed node): see `crash_rows`.
 [('a', 'c', 3), ('b', 'c', 3), ('c', 'c', 3), ('d', 'c', 3)]
 >>> Network.parse(net.spec()) == net
 True
+>>> Network.parse("capacity=2,crash=c@3").spec()
+'delay=fixed,seed=0,crash=c@3,capacity=2'
 """
 
 from __future__ import annotations
@@ -52,6 +76,7 @@ from udfs.registry import spark_string, xxhash64_string
 
 #: The separator of the fields of a hashed key (ASCII "unit separator").
 SEPARATOR = "\x1f"
+CAPACITY_ERROR = "capacity must be an integer >= 1"
 
 
 def message_key(seed: int, relation: str, row: tuple, send_tick: int) -> str:
@@ -61,6 +86,19 @@ def message_key(seed: int, relation: str, row: tuple, send_tick: int) -> str:
     ['7', 'log', '2', 'b', '1', 'true']
     """
     return SEPARATOR.join([str(seed), relation, str(send_tick)] + [spark_string(v) for v in row])
+
+
+def queue_key(seed: int, relation: str, row: tuple, derive_tick: int) -> tuple:
+    """The part of a message's outbox and inbox orders under a capacity that
+    comes from the message itself: (h, relation, printed row), h the hash of
+    `message_key` at the tick the message was derived.
+
+    >>> h, relation, printed = queue_key(0, "log", ("b", 1), 2)
+    >>> h == xxhash64_string(message_key(0, "log", ("b", 1), 2)), relation, printed
+    (True, 'log', ('b', '1'))
+    """
+    printed = tuple(spark_string(v) for v in row)
+    return xxhash64_string(message_key(seed, relation, row, derive_tick)), relation, printed
 
 
 def choice_key(seed: int, values: tuple) -> tuple:
@@ -113,19 +151,24 @@ class Network:
     """The delay model, its seed, and the failures to inject.
 
     `seed` also seeds `choose` (see docs/semantics.md). `omissions` holds
-    (src, dst, tick) triples, `crashes` maps a node to its crash tick.
+    (src, dst, tick) triples, `crashes` maps a node to its crash tick,
+    `capacity` bounds the messages a node handles a tick (None: unbounded).
     """
 
     delay: Delay = Fixed()
     seed: int = 0
     omissions: frozenset = frozenset()
     crashes: Mapping = field(default_factory=dict)
+    capacity: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.delay, (Fixed, Uniform)):
             raise ValueError(f"delay must be Fixed() or Uniform(low, high), not {self.delay!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise ValueError(f"the network seed must be an integer, not {self.seed!r}")
+        if self.capacity is not None and (not isinstance(self.capacity, int) or isinstance(self.capacity, bool)
+                                          or self.capacity < 1):
+            raise ValueError(CAPACITY_ERROR)
         omissions = frozenset((spark_string(src), spark_string(dst), _tick(tick, "omission"))
                               for src, dst, tick in self.omissions)
         crashes = {spark_string(node): _tick(tick, "crash") for node, tick in dict(self.crashes).items()}
@@ -139,7 +182,7 @@ class Network:
         return hash(self._key())
 
     def _key(self) -> tuple:
-        return self.delay, self.seed, self.omissions, tuple(sorted(self.crashes.items()))
+        return self.delay, self.seed, self.omissions, tuple(sorted(self.crashes.items())), self.capacity
 
     # -- the model
     def arrival(self, relation: str, row: tuple, src, send_tick: int) -> int | None:
@@ -174,19 +217,24 @@ class Network:
         items = [f"delay={self.delay.spec()}", f"seed={self.seed}"]
         items += [f"omit={src}>{dst}@{tick}" for src, dst, tick in sorted(self.omissions)]
         items += [f"crash={node}@{tick}" for node, tick in sorted(self.crashes.items())]
+        items += [f"capacity={self.capacity}"] if self.capacity is not None else []
         return ",".join(items)
 
     @staticmethod
     def parse(spec: str) -> "Network":
         """Read a `--network` spec: comma-separated items `delay=fixed`,
-        `delay=uniform(LOW,HIGH)`, `seed=N`, `omit=SRC>DST@TICK`, `crash=NODE@TICK`
-        (omit and crash repeatable; an empty spec is the default network).
+        `delay=uniform(LOW,HIGH)`, `seed=N`, `omit=SRC>DST@TICK`, `crash=NODE@TICK`,
+        `capacity=C` (omit and crash repeatable; an empty spec is the default network).
 
         >>> Network.parse("delay=uniform(1,3), crash=b@3")
-        Network(delay=Uniform(low=1, high=3), seed=0, omissions=frozenset(), crashes=mappingproxy({'b': 3}))
+        Network(delay=Uniform(low=1, high=3), seed=0, omissions=frozenset(), crashes=mappingproxy({'b': 3}), capacity=None)
+        >>> Network.parse("capacity=0")
+        Traceback (most recent call last):
+        ValueError: capacity must be an integer >= 1
         """
         delay: Delay = Fixed()
         seed = 0
+        capacity = None
         omissions = set()
         crashes: dict = {}
         seen = set()
@@ -194,8 +242,8 @@ class Network:
             key, eq, value = (part.strip() for part in item.partition("="))
             if not eq or not value:
                 raise ValueError(f"bad network item '{item}': expected KEY=VALUE "
-                                 f"(delay=..., seed=..., omit=..., crash=...)")
-            if key in ("delay", "seed") and key in seen:
+                                 f"(delay=..., seed=..., omit=..., crash=..., capacity=...)")
+            if key in ("delay", "seed", "capacity") and key in seen:
                 raise ValueError(f"bad network spec: '{key}' given twice")
             seen.add(key)
             if key == "delay":
@@ -215,10 +263,12 @@ class Network:
                 if node in crashes:
                     raise ValueError(f"bad network spec: node '{node}' crashes twice")
                 crashes[node] = _parse_int(match[2], "crash tick")
+            elif key == "capacity":
+                capacity = _parse_capacity(value)
             else:
                 raise ValueError(f"bad network item '{item}': unknown key '{key}' "
-                                 f"(expected delay, seed, omit or crash)")
-        return Network(delay, seed, frozenset(omissions), crashes)
+                                 f"(expected delay, seed, omit, crash or capacity)")
+        return Network(delay, seed, frozenset(omissions), crashes, capacity)
 
 
 def _items(spec: str) -> list[str]:
@@ -260,6 +310,13 @@ def _parse_int(text: str, what: str, minimum: int | None = 1) -> int:
     return value
 
 
+def _parse_capacity(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(CAPACITY_ERROR) from None
+
+
 def _node(text: str) -> str:
     name = text.strip()
     if len(name) >= 2 and name[0] == name[-1] == '"':
@@ -277,10 +334,26 @@ def _tick(tick, what: str) -> int:
 
 class Message(NamedTuple):
     """One `@async` message: sent by `src` at `send_tick`; `arrival` is None when
-    lost. Both engines' traces and the store's readers list messages this way."""
+    lost. Both engines' traces and the store's readers list messages this way.
+
+    Under a capacity, `send_tick` is the tick the message was derived, `left`
+    the tick it left its sender's outbox (None: still there at the end of the
+    run) and `arrival` the tick its destination took it in (None: lost, or still
+    queued at the end of the run). Without a capacity `left` is None."""
 
     relation: str
     row: tuple
     src: object
     send_tick: int
     arrival: int | None
+    left: int | None = None
+
+    @property
+    def sent(self) -> int | None:
+        """The tick the message left its sender, the one its failures apply
+        to: `send_tick` without a capacity, `left` with one.
+
+        >>> Message("log", ("b",), "a", 1, 3).sent, Message("log", ("b",), "a", 1, 4, left=2).sent
+        (1, 2)
+        """
+        return self.send_tick if self.left is None else self.left

@@ -33,7 +33,8 @@ def home_of(value, homes: tuple):
 
 @dataclass(frozen=True, eq=False)
 class MappedNetwork(Network):
-    """A network whose delays and failures see locations mapped home."""
+    """A network whose delays and failures see locations mapped home (a
+    capacity still bounds every node, a split-off one included)."""
 
     homes: tuple = ()
 
@@ -47,6 +48,6 @@ def views(program, ticks: int, network: Network, relations) -> dict:
     for each of `relations`, locations mapped home."""
     from sparkdedalus.reference import run
     trace = run(program, ticks, MappedNetwork(network.delay, network.seed, network.omissions,
-                                              network.crashes, program.homes))
+                                              network.crashes, network.capacity, homes=program.homes))
     return {name: {t: {(home_of(row[0], program.homes), *row[1:]) for row in trace.at(t)[name]}
                    for t in range(1, ticks + 1)} for name in relations}

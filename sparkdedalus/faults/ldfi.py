@@ -164,8 +164,8 @@ class Lineage:
             m = derivation.message
             sender, receiver = spark_string(m.src), spark_string(m.row[0])
             broken |= {f for f in self.failures
-                       if f == ("omit", sender, receiver, m.send_tick)
-                       or f[0] == "crash" and f[1] == sender and f[2] <= m.send_tick}
+                       if f == ("omit", sender, receiver, m.sent)
+                       or f[0] == "crash" and f[1] == sender and f[2] <= m.sent}
         for absent in derivation.absent:
             if absent.relation == CRASH:
                 broken |= self._crash_matches(absent.pattern)

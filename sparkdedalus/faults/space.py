@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import comb
 
 from sparkdedalus.network import Network
@@ -48,10 +48,19 @@ class Scenario:
         """The number of failures (omitted channel-ticks plus crashes)."""
         return len(self.omissions) + len(self.crashes)
 
-    def network(self) -> Network:
-        """The scenario as the reference evaluator's and the engine's failure model
-        (default delay: every message that is not lost arrives at the next tick)."""
-        return Network(omissions=frozenset(self.omissions), crashes=dict(self.crashes))
+    def network(self, base: Network = Network()) -> Network:
+        """The scenario as the reference evaluator's and the engine's failure model:
+        `base` (default: every message that is not lost arrives at the next tick)
+        with the scenario's failures added, a node crashing at its earliest tick.
+        Its delay, seed and capacity are `base`'s.
+
+        >>> Scenario((("a", "b", 1),), (("b", 2),)).network(Network.parse("capacity=2,crash=b@3")).spec()
+        'delay=fixed,seed=0,omit=a>b@1,crash=b@2,capacity=2'
+        """
+        crashes = dict(base.crashes)
+        for node, tick in self.crashes:
+            crashes[node] = min(tick, crashes.get(node, tick))
+        return replace(base, omissions=base.omissions | frozenset(self.omissions), crashes=crashes)
 
     def to_json(self) -> dict:
         return {"omissions": [list(o) for o in self.omissions], "crashes": [list(c) for c in self.crashes]}

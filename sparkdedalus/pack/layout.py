@@ -13,8 +13,10 @@ touches no other relation's columns and a plan over the pack stays small.
 Kinds: `S` a fact of the tick's final state, `N` a fact derived by @next for
 the next tick, `M` a message (sent at `__sent` by `__src`, arriving at
 `__arrival`, or lost when `__arrival` is NULL), `G` a fact of the final state
-that garbage collection does not carry to the next tick (one of the `S` rows).
-With a partitioner (spark/partitioner.py) a pack also has the partition column
+that garbage collection does not carry to the next tick (one of the `S` rows),
+`Q` a message waiting in its sender's outbox under a network capacity (an `M`
+row then stays in the packs until its destination takes it in, `__sent` being
+the tick it was derived; spark/queues.py). With a partitioner (spark/partitioner.py) a pack also has the partition column
 `__p`, each row in its relation's bucket (a replicated relation's row in its
 location's bucket: one copy).
 
@@ -163,10 +165,12 @@ class Layout:
         """The rows of one relation and kind, as columns c0..cn-1."""
         return _expanded(pack.where(self._rows_condition(name, kind)), self._values(name))
 
-    def read_sql(self, pack: str, name: str, kind: str = STATE) -> str:
+    def read_sql(self, pack: str, name: str, kind: str = STATE, extra: tuple = ()) -> str:
         """SQL: `extract` from the pack `pack` (a view or subquery), with the
-        partition column when there is one (the loop's frames)."""
-        return f"SELECT {', '.join(self._values(name) + self.bucket)} FROM {pack} WHERE {self._rows_condition(name, kind)}"
+        partition column when there is one (the loop's frames) and the `extra`
+        columns of the pack."""
+        columns = self._values(name) + list(extra) + self.bucket
+        return f"SELECT {', '.join(columns)} FROM {pack} WHERE {self._rows_condition(name, kind)}"
 
     def _values(self, name: str) -> list[str]:
         return [f"{c} AS {f}" for c, f in zip(self.columns[name], self.schemas[name].fieldNames())]

@@ -19,7 +19,8 @@ A tick t, at all locations together (the location is the first column):
    and of `.input` relations (unstamped or stamped t), and the `crash` facts;
 2. the deductive rules run to fixpoint, stratum by stratum (`program.strata`);
 3. `@next` rules, on the final state of t, derive facts for t+1; `@async` rules, on
-   the final state of t, send messages whose arrival the `Network` decides;
+   the final state of t, send messages whose arrival the `Network` decides (with
+   a capacity, through every node's queues: `reference/queues.py`);
 4. with `gc=True`, a persisted fact that a GC rule (`analysis/gc.py`) matches on
    the final state of t is not carried to t+1 by its persistence rule.
 """
@@ -36,6 +37,7 @@ from sparkdedalus.network import Network, choice_key
 from sparkdedalus.program import CRASH
 from sparkdedalus.inputs import edb_rows, read_inputs
 from sparkdedalus.reference.provenance import Recorder
+from sparkdedalus.reference.queues import Queues
 from sparkdedalus.reference.trace import Message, Trace
 from sparkdedalus.output import sort_key
 from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
@@ -68,8 +70,9 @@ def run(program, ticks: int, network: Network | None = None, edb: dict | None = 
         started = time.perf_counter()
         evaluator.run_tick(tick)
         evaluator.stats[-1]["seconds"] = time.perf_counter() - started
-    recorded = evaluator.recorder.finish(evaluator.messages) if provenance else None
-    return Trace(program, evaluator.network, evaluator.history, evaluator.messages, evaluator.stats, recorded)
+    messages = evaluator.queues.messages() if evaluator.queues else evaluator.messages
+    recorded = evaluator.recorder.finish(messages) if provenance else None
+    return Trace(program, evaluator.network, evaluator.history, messages, evaluator.stats, recorded)
 
 
 class _Evaluator:
@@ -90,6 +93,7 @@ class _Evaluator:
         self.history: list[dict] = []  # history[t - 1]: the final state of tick t
         self.arriving: dict = defaultdict(lambda: defaultdict(set))  # tick -> relation -> rows
         self.messages: list[Message] = []
+        self.queues = Queues(network) if network.capacity is not None else None
         self.recorder = Recorder(program, self.base_rows, self.crash_rows) if provenance else None
 
     # ------------------------------------------------------------ one tick
@@ -127,6 +131,8 @@ class _Evaluator:
                 state[name].add(row)
         for name, rows in self.arriving.pop(tick, {}).items():
             state[name] |= rows
+        for name, row in self.queues.take_in(tick) if self.queues else ():
+            state[name].add(row)
         if self.crash_rows:
             state[CRASH] |= self.crash_rows
         return state
@@ -168,6 +174,9 @@ class _Evaluator:
             for row, bindings in derived.items():
                 for binding in bindings:
                     sent.add((rule.head.name, row, evaluate(sender, binding)))
+        if self.queues:
+            self.queues.send(sent, tick)
+            return
         for name, row, src in sorted(sent, key=lambda m: (m[0], sort_key(m[1]), spark_string(m[2]))):
             arrival = self.network.arrival(name, row, src, tick)
             self.messages.append(Message(name, row, src, tick, arrival))

@@ -27,24 +27,28 @@ from __future__ import annotations
 
 from sparkdedalus.faults.space import Space, resolve
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing, smallest_first
+from sparkdedalus.network import Network
 from sparkdedalus.reference.evaluator import run
 from sparkdedalus.reference.ldfi import search as ldfi
 
 
 def faults(program, nodes, eot: int, eff: int, crashes: int = 0, sample: int | None = None, seed: int = 0,
-           inputs_dir: str | None = None, progress=None, search: str = "auto") -> Checked:
+           inputs_dir: str | None = None, progress=None, search: str = "auto",
+           network: Network = Network()) -> Checked:
     """Run every scenario of `Space(nodes, eot, eff, crashes)` (or `sample` of
     them drawn with `seed`) to tick `eot`, or with `search="ldfi"` those LDFI
     picks (`faults.space.resolve` decides "auto"; ValueError for an unknown
     search or ldfi with a sample). `progress(done, found)` is called after each
-    scenario with the counterexamples found so far."""
+    scenario with the counterexamples found so far. Every scenario runs with
+    `scenario.network(network)`: `network`'s delay, seed, capacity and failures
+    with the scenario's failures added."""
     space = Space(tuple(nodes), eot, eff, crashes)
     if resolve(search, space, sample) == "ldfi":
-        return ldfi(program, space, inputs_dir, progress)
+        return ldfi(program, space, inputs_dir, progress, network)
     scenarios = space if sample is None else space.sample(sample, seed)
     found, done = [], 0
     for scenario in scenarios:
-        trace = run(program, ticks=eot, network=scenario.network(), inputs_dir=inputs_dir)
+        trace = run(program, ticks=eot, network=scenario.network(network), inputs_dir=inputs_dir)
         lost = missing(trace.relation(PRE), trace.relation(POST))
         if lost:
             found.append(Counterexample(scenario, lost))

@@ -32,19 +32,21 @@ from sparkdedalus.faults.ldfi import Lineage
 from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing
 from sparkdedalus.inputs import read_inputs
+from sparkdedalus.network import Network
 from sparkdedalus.reference.evaluator import run
 from sparkdedalus.reference.why import blocked
 
 
-def search(program, space: Space, inputs_dir: str | None = None, progress=None) -> Checked:
-    """LDFI over `space` (see the module doc). `progress(executions, found)` is
-    called after each run. The result's `scenarios` is the size of the space,
+def search(program, space: Space, inputs_dir: str | None = None, progress=None,
+           network: Network = Network()) -> Checked:
+    """LDFI over `space` (see the module doc), every scenario run with
+    `scenario.network(network)`. `progress(executions, found)` is called after each run. The result's `scenarios` is the size of the space,
     `executions` the runs made."""
     locations = {fact.row[0] for fact in program.facts} | {row[0] for _, _, row in read_inputs(program, inputs_dir)}
     lineage, tried = Lineage(space, locations), set()
 
     def execute(scenario: Scenario):
-        trace = run(program, ticks=space.eot, network=scenario.network(), inputs_dir=inputs_dir, provenance=True)
+        trace = run(program, ticks=space.eot, network=scenario.network(network), inputs_dir=inputs_dir, provenance=True)
         tried.add(scenario)
         pre = trace.relation(PRE)
         lost = missing(pre, trace.relation(POST))

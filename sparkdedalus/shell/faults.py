@@ -3,7 +3,7 @@ failure scenario of a bounded space (docs/faults.md).
 
     sparkdedalus faults FILE... --nodes a,b,c --eot 4 --eff 2 [--crashes 0]
                         [--sample N [--seed S]] [--engine spark|reference]
-                        [--search auto|ldfi|all] [--format text|json]
+                        [--search auto|ldfi|all] [--network SPEC] [--format text|json]
                         [--store PATH] [--quiet] [--master URL | --remote URL]
                         [--verbose]
 
@@ -13,7 +13,9 @@ each at one tick in 1..EOT. A scenario is a counterexample when a `pre` fact at
 EOT has no equal `post` fact. `--search all` runs every scenario, `--search ldfi`
 (reference engine only) those the lineage of the runs points to and stops at the
 first counterexample; `auto` (the default) enumerates spaces of at most 10,000
-scenarios (and every space on Spark). Prints the number of scenarios checked,
+scenarios (and every space on Spark). `--network SPEC` (reference engine only)
+is the network every scenario adds its failures to: its delay, seed, capacity
+and failures. Prints the number of scenarios checked,
 the search, the executions and the counterexamples, smallest first (`--format
 json`: every one of them). With
 --store PATH the smallest ones are also run on the Spark engine and stored in
@@ -31,8 +33,9 @@ import time
 
 from sparkdedalus.errors import UsageError
 from sparkdedalus.faults.space import AUTO_ENUMERATE, SEARCHES, resolve
+from sparkdedalus.network import Network
 from sparkdedalus.shell.check import add_hidden_strict
-from sparkdedalus.shell.options import integer, key_value, names
+from sparkdedalus.shell.options import integer, key_value, names, network
 
 ENGINES = ("spark", "reference")
 FORMATS = ("text", "json")
@@ -56,6 +59,9 @@ def add_parser(commands) -> None:
     faults.add_argument("--search", default="auto", choices=SEARCHES,
                         help="all scenarios, ldfi (lineage-driven, reference engine only) or auto (default: all up to "
                              f"{AUTO_ENUMERATE:,} scenarios, else ldfi)")
+    faults.add_argument("--network", metavar="SPEC", type=network,
+                        help="the network the scenarios add their failures to (reference engine only), "
+                             "e.g. capacity=2 (see `run --network`)")
     faults.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
     faults.add_argument("--store", metavar="PATH", help=f"store the {STORED} smallest counterexamples as runs under PATH")
     faults.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
@@ -82,6 +88,7 @@ def handle(args, new_session=None) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     search = _search(args, space)
+    base = _base_network(args)
     if search == "all" and options["sample"] is None and space.count > MAX_SCENARIOS:
         raise UsageError(f"the space has {space.count:,} scenarios, more than {MAX_SCENARIOS:,}: add --sample N")
     stores = _store_paths(args.store)
@@ -91,16 +98,17 @@ def handle(args, new_session=None) -> int:
     started = time.perf_counter()  # the check alone, without the session's start
     if spark is None:
         total = None if search == "ldfi" else min(space.count, options["sample"] or space.count)
-        checked = _reference(program, {**options, "search": search}, total, args.quiet)
+        checked = _reference(program, {**options, "search": search, "network": base}, total, args.quiet)
     else:
         from sparkdedalus.faults.verdict import Checked
         from sparkdedalus.spark.engine import Engine
         found = Engine(spark).faults(program, **options)  # one batched run over every scenario
         checked = Checked(found.scenarios, found.counterexamples, executions=found.scenarios)
     seconds = time.perf_counter() - started
-    print(_render(args.format, checked, seconds, _replay(args.files, options["eot"])))
+    print(_render(args.format, checked, seconds, _replay(args.files, options["eot"]), base))
     if stores and checked.counterexamples:
-        _store(program, checked.counterexamples[:STORED], stores, options["eot"], spark or _session(args, new_session))
+        _store(program, checked.counterexamples[:STORED], stores, options["eot"], spark or _session(args, new_session),
+               base)
     return 1 if checked.counterexamples else 0
 
 
@@ -123,6 +131,16 @@ def _search(args, space) -> str:
         return resolve(args.search, space, args.sample)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _base_network(args):
+    """The --network the scenarios add their failures to; refused on Spark,
+    whose batched run models only the scenarios' failures."""
+    if args.network is None:
+        return Network()
+    if args.engine == "spark":
+        raise UsageError("--network runs on the reference engine only for now: add --engine reference")
+    return args.network
 
 
 def _check_program(program, nodes: tuple) -> None:
@@ -159,8 +177,9 @@ def _session(args, new_session):
     return (new_session or spark_session)(args)
 
 
-def _render(fmt: str, checked, seconds: float, replay: str) -> str:
-    """The result as text or json; `replay` + a scenario's network spec replays it."""
+def _render(fmt: str, checked, seconds: float, replay: str, base) -> str:
+    """The result as text or json; `replay` + a scenario's network spec (with
+    the `base` network's items unless it is the default) replays it."""
     found = checked.counterexamples
     if fmt == "json":
         return json.dumps({"scenarios": checked.scenarios, "counterexamples": [c.to_json() for c in found],
@@ -176,8 +195,10 @@ def _render(fmt: str, checked, seconds: float, replay: str) -> str:
               for i, c in enumerate(found[:SHOWN], 1)]
     if len(found) > SHOWN:
         lines.append(f"  ... {len(found) - SHOWN:,} more (--format json lists them all)")
-    first = _failures(found[0].scenario)
-    lines.append(f"replay the first: {replay}" + (f" --network {shlex.quote(first)}" if found[0].scenario.size else ""))
+    default = base == Network()
+    first = _failures(found[0].scenario) if default else found[0].scenario.network(base).spec()
+    shown = found[0].scenario.size or not default
+    lines.append(f"replay the first: {replay}" + (f" --network {shlex.quote(first)}" if shown else ""))
     return "\n".join(lines)
 
 
@@ -214,11 +235,11 @@ def _store_paths(store: str | None) -> list:
     return paths
 
 
-def _store(program, counterexamples: list, paths: list, eot: int, spark) -> None:
-    """Run each counterexample's scenario on the Spark engine with a store."""
+def _store(program, counterexamples: list, paths: list, eot: int, spark, base) -> None:
+    """Run each counterexample's scenario (over the `base` network) on the Spark engine with a store."""
     from sparkdedalus.spark.engine import Engine
     engine = Engine(spark)
     for path, counterexample in zip(paths, counterexamples):
-        engine.run(program, ticks=eot, network=counterexample.scenario.network(), store=path)
+        engine.run(program, ticks=eot, network=counterexample.scenario.network(base), store=path)
         print(f"stored {_failures(counterexample.scenario)} in {path} "
               f"(draw it: sparkdedalus diagram {path} --out diagram.html)", file=sys.stderr)

@@ -31,7 +31,7 @@ import uuid
 from pyspark.sql import SparkSession
 
 from sparkdedalus.analysis.gc import applied
-from sparkdedalus.errors import InputError
+from sparkdedalus.errors import InputError, UsageError
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
 from sparkdedalus.spark.inputs import read_inputs
@@ -85,6 +85,8 @@ class Engine:
             raise ValueError("ticks must be at least 1")
         if commit_every < 1:
             raise ValueError("commit_every must be at least 1")
+        if store is not None and network is not None and network.capacity is not None:
+            raise UsageError("a run with capacity= cannot be stored yet: leave out --store")
         names = JobNames(self.spark)
         job_id = uuid.uuid4().hex[:8]
         with names.scope("run", job_id):

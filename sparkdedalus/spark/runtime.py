@@ -41,7 +41,7 @@ from sparkdedalus.network import Network
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.inputs import TICK
 from sparkdedalus.spark.codegen import Codegen
-from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, PARTITION_COLUMN, SOURCE_COLUMN, STATE
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, PARTITION_COLUMN, QUEUED, SOURCE_COLUMN, STATE
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint
@@ -49,6 +49,7 @@ from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.pack.layout import Layout
 from sparkdedalus.spark.partitioner import Partitioner
+from sparkdedalus.spark.queues import Queues
 from sparkdedalus.spark.statement import Statement, Views
 from sparkdedalus.syntax import ast
 from udfs.registry import spark_string_sql
@@ -168,6 +169,10 @@ class TickLoop:
         self.network = network or Network()
         self.partitioner = Partitioner(program, self.most_partitions) if policy else None
         self.layout = Layout(program.relations, self.partitioner)
+        #: the message queues under a network capacity (spark/queues.py), else None
+        self.queues = Queues(self.layout, self.network, program) \
+            if self.network.capacity is not None and program.rules_of("async") else None
+        self._inbox = None  # under a capacity, the tick's inbox (Queues.inbox_sql)
         self._subqueries = itertools.count(1)  # subquery names, unique to the run
         self.statement = Statement(self._subqueries)  # the subqueries of the tick being planned
         self.views = Views(spark)  # the tick's checkpoints as temporary views
@@ -415,9 +420,14 @@ class TickLoop:
         previous tick; None at the first tick)."""
         self._previous = self.views.of(previous) if previous is not None else None
         arriving = [p for p in (self._facts_pack(tick),) if p is not None]
+        self._inbox = None
         if previous is not None:
             arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{NEXT}'"))
-            arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
+            if self.queues is None:
+                arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
+            else:  # the messages the nodes take in (spark/queues.py)
+                self._inbox = self._cut(self.queues.inbox_sql(self._previous, tick))
+                arriving.append(self.layout.relabel_sql(self._inbox, "__take"))
         sources = ([self.views.of(self.static_pack)] if self.static_pack is not None else []) + arriving
         if previous is not None and self.carried:
             # identity @next rules are not evaluated: the carried relations'
@@ -733,6 +743,35 @@ class TickLoop:
             if self.partitioner is not None and self.partitions > 1:
                 self.partitions = self.most_partitions
 
+    def _sent(self, name: str, messages: str, tick: int, sent: str) -> str:
+        """SQL: the messages of relation `name` (its columns and `__src`)
+        leaving their senders at `tick`, as MESSAGE rows: `sent` the SQL of
+        their send tick column, their arrival the network's."""
+        row = list(zip(self.layout.schemas[name].fieldNames(), self.program.relations[name].types))
+        arrival = arrival_sql(self.network, name, row, SOURCE_COLUMN, tick)
+        return self.layout.part_sql(name, MESSAGE, messages, sent=sent, arrival=arrival, source=f"`{SOURCE_COLUMN}`")
+
+    def _queued(self, derived: list, tick: int) -> list:
+        """SQL parts under a capacity (spark/queues.py): the inbox's messages
+        not taken in; the outbox (old QUEUED rows and those `derived` now),
+        its first messages leaving as MESSAGE rows, the others staying."""
+        columns = ", ".join(self.layout.pack_schema.fieldNames())
+        parts, outbox = [], list(derived)
+        if self._previous is not None:
+            parts.append(f"SELECT {columns} FROM {self._inbox} WHERE NOT __take")
+            outbox.append(f"SELECT * FROM {self._previous} WHERE __kind = '{QUEUED}'")
+        if not outbox:
+            return parts
+        taken = self._name(self.queues.taken_sql(self._inbox) if self._inbox is not None
+                           else "SELECT CAST(NULL AS STRING) AS __node, CAST(0 AS BIGINT) AS __r FROM range(0, 1, 1, 1) WHERE false")
+        distinct = self._name(f"SELECT DISTINCT * FROM {self._name(self._union(outbox))}")
+        ranked = self._name(self._narrow(self.queues.outbox_sql(distinct, taken)))
+        parts.append(f"SELECT {columns} FROM {ranked} WHERE NOT __leave")
+        for name in self.queues.relations:
+            leaving = self.layout.read_sql(ranked, name, QUEUED, extra=("__sent", SOURCE_COLUMN))
+            parts.append(self._sent(name, self._name(f"{leaving} AND __leave"), tick, "`__sent`"))
+        return parts
+
     def _pack(self, tick: int, start: str | None, derived_parts: list, settled: list, current: dict,
               state: LoopState) -> tuple[DataFrame, tuple]:
         """Everything that crosses the tick boundary, materialised with one job:
@@ -742,6 +781,7 @@ class TickLoop:
         fixpoint's): they are left out of the pack's distinct."""
         parts = ([self._without_lattices(start)] if start is not None else []) + derived_parts
         moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
+        queued = []  # under a capacity, the messages derived at this tick (spark/queues.py)
         reader = self._reader(current, tick, state)
         for rule in self.program.rules:
             if rule.delivery == "now" or rule.persistence:
@@ -751,18 +791,19 @@ class TickLoop:
             local = self.partitioner is not None and self.plans[rule.index].partitioned and rule.delivery == "next"
             if rule.delivery == "next":
                 (parts if local else moved).append(self.layout.part_sql(name, NEXT, derived))
+            elif self.queues is not None:
+                queued.append(self.layout.part_sql(name, QUEUED, derived, sent=str(tick), source=f"`{SOURCE_COLUMN}`"))
             else:
-                row = list(zip(self.layout.schemas[name].fieldNames(), self.program.relations[name].types))
-                arrival = arrival_sql(self.network, name, row, SOURCE_COLUMN, tick)
-                moved.append(self.layout.part_sql(name, MESSAGE, derived, sent=str(tick),
-                                                  arrival=arrival, source=f"`{SOURCE_COLUMN}`"))
+                moved.append(self._sent(name, derived, tick, str(tick)))
         for plan in self.gc_plans:
             name = plan.rule.head.name
             garbage = self._bucketed(name, self._evaluate(plan, reader, tick))
             moved.append(self.layout.part_sql(name, GARBAGE, self._name(garbage)))
+        if self.queues is not None:
+            moved += self._queued(queued, tick)
         if moved:
             parts.append(self._spread(self._union(moved)) if self.partitioner is not None else self._union(moved))
-        if self._previous is not None:
+        if self._previous is not None and self.queues is None:
             parts.append(f"SELECT * FROM {self._previous} WHERE __kind = '{MESSAGE}' AND __arrival > {tick}")
         if not parts:
             first = next(iter(self.layout.names))
