@@ -5,13 +5,14 @@ docs/gc.md: the collected state must change no message) with N clients
 (`closed_loop.client_rows`) for T ticks and reads, over the steady window
 (T/2, T]: the throughput, answered commands per tick (the growth of
 `committed` over the window, divided by its length); each node's load, the
-messages it sends (by send tick) and takes in (by arrival) per tick in the
-window, the clients excepted; the bottleneck, the node with the highest load
-(ties: the first by name); the machines, the nodes other than the clients
-that send or receive a message in the run, and the component of each (the
-one whose `@async` rules send what the node sends). Under `capacity=C` a node's load
-is at most C. `saturate` measures growing client counts until the
-throughput stops growing.
+messages it sends and takes in per tick in the window, the clients excepted
+(by the tick a message left its sender, its send tick without a capacity,
+and by its arrival: under `capacity=C` at most C a tick); the bottleneck,
+the node with the highest load (ties: the first by name); the machines, the
+nodes other than the clients that send or receive a message in the run, and
+the component of each (the one whose `@async` rules send what the node
+sends). `saturate` measures growing client counts until the throughput
+stops growing.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component client { .persist committed\\n'
@@ -73,7 +74,8 @@ def measure(program, clients: int, network: Network | None = None, ticks: int = 
         src, dst = spark_string(m.src), spark_string(m.row[0])
         nodes |= {src, dst}
         components.setdefault(src, senders[m.relation])
-        if start < m.send_tick <= ticks:
+        left = m.send_tick if trace.network.capacity is None else m.left  # None: still queued
+        if left is not None and start < left <= ticks:
             count[src] += 1
         if m.arrival is not None and start < m.arrival <= ticks:
             count[dst] += 1
