@@ -22,7 +22,7 @@ the fewest machines (then the least work left) among those that keep the
 throughput (within `TOLERANCE`) and lower the most messages per answered command on a node of
 the bottleneck component: with two nodes at the same load (a leader and its
 collectors) one move cannot show, two do. The search stops
-when no move is kept; it returns the best plan seen (ties: fewest machines),
+when no move is kept; it returns the best plan kept (by `TRIM`; ties: the first),
 its partition counts then lowered while the throughput holds (within `TRIM`). The clients'
 component (the one deriving `committed`) is outside every rewrite.
 
@@ -63,7 +63,8 @@ from sparkdedalus.throughput.plan import Step, apply_plan
 PLATEAU = 3
 #: throughputs closer than this share are the same (a window's count of answers varies by a few percent)
 TOLERANCE = 0.05
-#: the share of throughput a lower partition count may lose at the end of the search
+#: a plan kept is the best so far when it beats it by this share; a lower partition
+#: count at the end of the search may lose no more
 TRIM = 0.01
 
 
@@ -143,7 +144,7 @@ def optimize(program, budget: int, clients: int = 64, network: Network | None = 
         else:
             break
         current = pick
-        if current.throughput > best.throughput * (1 + TOLERANCE):
+        if current.throughput > best.throughput * (1 + TRIM):
             best = current
     best, trimmed = _trim(best, base, peak)
     return Result(best, base, tried + trimmed, time.perf_counter() - started)
