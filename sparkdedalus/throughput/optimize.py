@@ -6,25 +6,29 @@ From the program as written, each round measures the current plan at its
 peak (`measure.saturate` over N/8, N/4, N/2 and N clients, under the
 network's capacity: the best throughput, and its bottleneck) and takes the
 component of the bottleneck node. It tries every move on that component the
-analyses allow: each decoupling candidate `explain` finds
-(`analysis.decoupling.decouplings`) that a coordination-free decoupling
-applies to (`plan.Step`); moving all its rules but those over constant
-relations to a new part, when they read what the clients send (the
-component then only relays it, as `rewrite --auto` does); and, when the component is not partitioned yet,
-partitioning it on 2..`max_partitions` partitions (more partitions, when it
-is partitioned already); a move that would exceed
-the budget is skipped. Machines are counted per component: the base's nodes
-(those the measurement sees, the clients excepted), a decoupling adds as
-many nodes as its component has, K partitions multiply them by K. The best
-move is the one with the most throughput (then the fewest machines) when
-some move raises it by more than `TOLERANCE`; else, at most `PLATEAU` rounds in a row, the one with
-the fewest machines (then the least work left) among those that keep the
-throughput (within `TOLERANCE`) and lower the most messages per answered command on a node of
-the bottleneck component: with two nodes at the same load (a leader and its
-collectors) one move cannot show, two do. The search stops
-when no move is kept; it returns the best plan kept (by `TRIM`; ties: the first),
-its partition counts then lowered while the throughput holds (within `TRIM`). The clients'
-component (the one deriving `committed`) is outside every rewrite.
+analyses allow, skipping those over the budget:
+
+- each decoupling candidate `explain` finds (`analysis.decoupling`) that a
+  coordination-free decoupling applies to (`plan.Step`);
+- moving all its rules but those over constant relations to a new part, when
+  they read what the clients send: the component then only relays it, as
+  `rewrite --auto` does;
+- partitioning it on 2..`max_partitions` partitions (more partitions, in
+  place of the earlier step, when it is partitioned already).
+
+Machines are counted per component: the base's nodes (those the measurement
+sees, the clients excepted); a decoupling adds as many nodes as its component
+has, K partitions multiply them by K. The move kept is the one with the most
+throughput (then the fewest machines) when some move raises it by more than
+`TOLERANCE`; else, at most `PLATEAU` rounds in a row, the one with the
+fewest machines (then the least work left) among those that keep the
+throughput (within `TOLERANCE`) and lower the most messages per answered
+command on a node of the bottleneck component: with two nodes at the same
+load (a leader and its collectors) one move cannot show, two do. The search
+stops when no move is kept. It returns the best plan kept (better by more
+than `TRIM`; ties: the first), its partition counts then lowered while the
+throughput holds (within `TRIM`). The clients' component (the one deriving
+`committed`) is outside every rewrite.
 
 >>> from sparkdedalus import Program
 >>> from sparkdedalus.network import Network
