@@ -57,7 +57,9 @@ def render(result, files, network: str) -> str:
         f"machines: {plan.machines} (base {base.machines})",
         f"bottleneck: {m.bottleneck} (component {m.components.get(m.bottleneck)}), "
         f"{m.load.get(m.bottleneck, 0.0):g} messages/tick",
-        f"searched: greedy on the bottleneck, {result.tried} plan(s) simulated in {result.seconds:.1f} s"])
+        f"searched: greedy on the bottleneck, {result.tried} plan(s) simulated in {result.seconds:.1f} s",
+        *(["scope: the clients' rules stay as written (rewrite --decouple has no scope: rerun, it redirects what "
+           "they send instead of relaying it; --out writes the program measured)"] if plan.steps else [])])
 
 
 def handle(args) -> int:
