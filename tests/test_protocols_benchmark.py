@@ -48,11 +48,11 @@ def test_every_load_is_within_the_capacity():
 
 
 def test_bad_options_are_refused(capsys):
-    for argv in (["--protocols", "paxos"], ["--clients", "4,2"], ["--capacity", "-1"]):
+    for argv in (["--protocols", "raft"], ["--clients", "4,2"], ["--capacity", "-1"]):
         try:
             protocols.main(argv)
         except SystemExit as exc:
             assert exc.code == 2
         else:
             raise AssertionError(f"{argv} was accepted")
-    assert "unknown protocol 'paxos'" in capsys.readouterr().err
+    assert "unknown protocol 'raft'" in capsys.readouterr().err

@@ -21,6 +21,8 @@ from test_benchmarks_smoke import REPO
 PROGRAMS = REPO / "benchmarks" / "programs"
 #: protocol file -> the round trip in ticks (the @async hops a command takes)
 ROUND_TRIP = {"voting_closed.ded": 4, "two_phase_commit_closed.ded": 6}
+#: Paxos: request, p2a, p2b, decide, reply, once p1 leads (tick 3; paxos_closed.ded's header)
+PAXOS = {"paxos_closed.ded": 5}
 
 
 def load(name: str) -> Program:
@@ -38,15 +40,23 @@ def test_one_client_commits_a_command_every_round_trip(name):
     assert trace.relation("committed", 3 * k + 1) == {("c1", 1), ("c1", 1001), ("c1", 2001)}
 
 
-@pytest.mark.parametrize("name", ROUND_TRIP)
+def test_one_paxos_client_commits_a_command_every_five_ticks_once_p1_leads():
+    trace = run(load("paxos_closed.ded"), 17)
+    # request 1 reaches p1 at tick 2, before it leads (tick 3): p2a at 3, p2b 4, decide 5,
+    # reply 6, committed at 7; then 5 ticks a command
+    firsts = [min(t for t in range(1, 18) if ("c1", x) in trace.relation("committed", t)) for x in (1, 1001, 2001)]
+    assert firsts == [7, 12, 17]
+
+
+@pytest.mark.parametrize("name", {**ROUND_TRIP, **PAXOS})
 @pytest.mark.parametrize("clients", [1, 3, 8])
 def test_n_clients_commit_n_commands_per_round_trip(name, clients):
-    k = ROUND_TRIP[name]
+    k = {**ROUND_TRIP, **PAXOS}[name]
     rounds = -(-clients // k) + 1  # every client has started before the window (ticks a+1 .. 2a)
     m = measure(load(name), clients, ticks=2 * k * rounds)  # a = k * rounds: `rounds` commands each
     assert m.window == (k * rounds, 2 * k * rounds)
     assert m.throughput == clients / k
-    assert m.machines == 4  # the server and 3 participants
+    assert m.machines == (7 if name in PAXOS else 4)  # the server and 3 participants; p1, 3 acceptors, 3 replicas
 
 
 def test_the_clients_are_numbered_and_share_the_server():
