@@ -84,3 +84,13 @@ def test_a_program_without_clients_is_refused(tmp_path, capsys):
     path.write_text('component s { b(L, X)@async :- a(L, X); }\na("s", 1)@1;\n')
     assert exit_code(["optimize", str(path), "--budget", "3"]) == 2
     assert "not a closed-loop program" in capsys.readouterr().err
+
+
+def test_on_paxos_it_finds_the_p2a_proxy_leader():
+    """The proposer handles 10 messages a command (1 request, 3 p2a, 3 p2b, 3 decides);
+    moving the p2a sends to a proxy (functional decoupling, the paper's p2a proxy
+    leaders) leaves it 8 (1 request, 1 proposal, 3 p2b, 3 decides): C/10 -> C/8."""
+    program = Program.from_files(str(PROGRAMS / "paxos_closed.ded"))
+    result = optimize(program, budget=8, clients=CLIENTS, network=NETWORK, ticks=TICKS)
+    assert [s.option() for s in result.plan.steps][:1] == ["--decouple proposer:p2a:proposer_2"]
+    assert result.plan.throughput > result.base.throughput and result.plan.machines == 8
