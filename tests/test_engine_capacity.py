@@ -68,6 +68,29 @@ def test_generated_programs_match_the_reference_under_a_capacity(spark, program,
     check_alone(spark, program, network)
 
 
+#: facts go(S, D, X)@T and link(S, D) drawn per example: messages sent at several
+#: ticks, fanned out and forwarded, so that a capacity of 1-3 binds (generated
+#: programs rarely send enough messages for that)
+sends = st.lists(st.tuples(locations, locations, st.integers(0, 5), st.integers(1, 3)), min_size=3, max_size=9)
+links = st.lists(st.tuples(locations, locations), max_size=4)
+
+
+def traffic(go: list, link: list) -> str:
+    facts = [f'go("{s}", "{d}", {x})@{t};' for s, d, x, t in go] + [f'link("{s}", "{d}");' for s, d in link]
+    return "\n".join([
+        "m(D, S, X)@async :- go(S, D, X);",
+        "m(D, S, X + 1)@async :- m(S, _, X), link(S, D), X < 4;",
+        "got(N, count<X>) :- m(N, _, X);",
+        "seen(N, X)@next :- m(N, _, X);", "seen(N, X)@next :- seen(N, X);",
+        "link(\"n1\", \"n1\");", *facts])
+
+
+@settings(max_examples=max(1, EXAMPLES // 2), **SETTINGS)
+@given(go=sends, link=links, network=networks)
+def test_message_traffic_matches_the_reference_under_a_capacity(spark, go, link, network):
+    assert differences(spark, Program.parse(traffic(go, link)), 5, network) == []
+
+
 def test_a_run_with_capacity_is_not_stored(spark, tmp_path):
     with pytest.raises(UsageError, match="capacity= cannot be stored yet"):
         Engine(spark).run(Program.parse(THREE_SENDERS), 2, network=Network(capacity=1), store=str(tmp_path / "r"))

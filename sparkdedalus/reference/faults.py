@@ -1,6 +1,6 @@
 """Fault scenarios one by one on the reference evaluator: the oracle of the
 batched Spark evaluation (`Engine.faults`) and `sparkdedalus faults --engine
-reference`. Each scenario is one run to EOT with `scenario.network()`; it is a
+reference`. Each scenario is one run to EOT with `scenario.network(network)`; it is a
 counterexample when a `pre` fact at EOT has no equal `post` fact (docs/faults.md).
 `search="ldfi"` runs only the scenarios the lineage of the runs points to
 (`reference/ldfi.py`); "auto" (the default) enumerates spaces of at most 10,000.

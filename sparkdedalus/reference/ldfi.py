@@ -40,8 +40,9 @@ from sparkdedalus.reference.why import blocked
 def search(program, space: Space, inputs_dir: str | None = None, progress=None,
            network: Network = Network()) -> Checked:
     """LDFI over `space` (see the module doc), every scenario run with
-    `scenario.network(network)`. `progress(executions, found)` is called after each run. The result's `scenarios` is the size of the space,
-    `executions` the runs made."""
+    `scenario.network(network)`. `progress(executions, found)` is called after
+    each run. The result's `scenarios` is the size of the space, `executions`
+    the runs made."""
     locations = {fact.row[0] for fact in program.facts} | {row[0] for _, _, row in read_inputs(program, inputs_dir)}
     lineage, tried = Lineage(space, locations), set()
 
