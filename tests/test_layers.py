@@ -1,7 +1,8 @@
 """The layers point down: syntax -> checks/program -> analysis -> rewrite ->
-(reference -> equivalence) | (pack format and Spark plumbing -> store -> Spark
+(reference -> equivalence, throughput) | (pack format and Spark plumbing -> store -> Spark
 engine) -> diagram -> shell. Equivalence compares runs of the reference
-evaluator, so it sits on the reference side, above it. The store commits and
+evaluator, so it sits on the reference side, above it, and so does throughput (the
+simulated throughput of closed-loop protocols and the search for a rewrite plan). The store commits and
 rebuilds the engine's packs through the pack format (pack/), below both;
 sessions and job names (plumbing/) are not the engine. Every import of the
 project's own modules, at module level or inside a function, goes to the same
@@ -30,14 +31,15 @@ LAYERS = [
     ("sparkdedalus.analysis", 2),
     ("sparkdedalus.rewrite", 3), ("sparkdedalus.faults", 3),
     ("sparkdedalus.reference", 4), ("sparkdedalus.pack", 4), ("sparkdedalus.plumbing", 4),
-    ("sparkdedalus.store", 5), ("sparkdedalus.equivalence", 5), ("sparkdedalus.spark", 6),
+    ("sparkdedalus.store", 5), ("sparkdedalus.equivalence", 5), ("sparkdedalus.throughput", 5),
+    ("sparkdedalus.spark", 6),
     ("sparkdedalus.diagram", 7),
     ("sparkdedalus.shell", 8), ("sparkdedalus.testing", 8), ("sparkdedalus", 8),
 ]
 #: the Spark side of the layers, which never meets the reference evaluator
 SPARK_SIDE = ("sparkdedalus.pack", "sparkdedalus.plumbing", "sparkdedalus.store", "sparkdedalus.spark")
-#: the reference side: the evaluator and what compares its runs
-REFERENCE_SIDE = ("sparkdedalus.reference", "sparkdedalus.equivalence")
+#: the reference side: the evaluator, what compares its runs and what measures them
+REFERENCE_SIDE = ("sparkdedalus.reference", "sparkdedalus.equivalence", "sparkdedalus.throughput")
 #: pairs (importer prefix, imported prefix) that are never allowed, whatever the layers
 FORBIDDEN = [(side, reference) for side in SPARK_SIDE for reference in REFERENCE_SIDE] \
     + [(reference, side) for side in SPARK_SIDE for reference in REFERENCE_SIDE] \
@@ -111,6 +113,7 @@ def test_the_checker_catches_an_upward_import(tmp_path):
 
 PACKAGES = ["udfs", "sparkdedalus.syntax", "sparkdedalus.checks", "sparkdedalus.program", "sparkdedalus.network",
             "sparkdedalus.inputs", "sparkdedalus.analysis", "sparkdedalus.reference", "sparkdedalus.equivalence",
+            "sparkdedalus.throughput",
             "sparkdedalus.pack", "sparkdedalus.plumbing", "sparkdedalus.spark",
             "sparkdedalus.spark.engine", "sparkdedalus.store", "sparkdedalus.store.read", "sparkdedalus.store.store",
             "sparkdedalus.diagram", "sparkdedalus.shell.cli", "sparkdedalus.shell.jobs", "sparkdedalus.testing"]

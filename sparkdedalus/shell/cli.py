@@ -21,7 +21,7 @@ import argparse
 import sys
 
 from sparkdedalus.errors import UsageError, UserError
-from sparkdedalus.shell import check, diagram, equiv, explain, faults, fmt, rewrite, run, show, why
+from sparkdedalus.shell import check, diagram, equiv, explain, faults, fmt, optimize, rewrite, run, show, why
 from sparkdedalus.syntax.diagnostics import DiagnosticError
 
 
@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="sparkdedalus", description="Dedalus on Spark")
     add_debug_argument(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (check, fmt, explain, run, show, diagram, equiv, rewrite, faults, why):
+    for command in (check, fmt, explain, run, show, diagram, equiv, rewrite, optimize, faults, why):
         command.add_parser(commands)
     return parser
 

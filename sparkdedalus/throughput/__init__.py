@@ -1,0 +1,16 @@
+"""Simulated throughput of closed-loop protocols (docs/protocols.md): clients
+that send their next command when the previous one is answered
+(`closed_loop`), rewrite plans applied with the clients outside the scope
+(`plan`), the commands a run completes per tick and the node that works most
+(`measure`), and a greedy search for the plan that completes most (`optimize`).
+It runs the reference evaluator, so it sits on the reference side of the layers.
+
+>>> Step("decouple", "leader", ("ballot",), "broadcasters").option()  # as `rewrite` names it
+'--decouple leader:ballot:broadcasters'
+"""
+
+from sparkdedalus.throughput.closed_loop import client_rows
+from sparkdedalus.throughput.measure import Measurement, measure, saturate
+from sparkdedalus.throughput.plan import Step, apply_plan
+
+__all__ = ["Measurement", "Step", "apply_plan", "client_rows", "measure", "saturate"]
