@@ -32,7 +32,7 @@ from sparkdedalus.faults.ldfi import Lineage
 from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing
 from sparkdedalus.inputs import read_inputs
-from sparkdedalus.network import Fixed, Network
+from sparkdedalus.network import Network
 from sparkdedalus.reference.evaluator import run
 from sparkdedalus.reference.why import blocked, joined
 
@@ -45,9 +45,6 @@ def search(program, space: Space, inputs_dir: str | None = None, progress=None,
     the runs made."""
     locations = {fact.row[0] for fact in program.facts} | {row[0] for _, _, row in read_inputs(program, inputs_dir)}
     lineage, tried = Lineage(space, locations), set()
-    # a message `joined` across runs is taken to arrive the tick after it is
-    # derived: so it does under a fixed delay and no capacity, not otherwise
-    prompt = network.delay == Fixed() and network.capacity is None
 
     def execute(scenario: Scenario):
         trace = run(program, ticks=space.eot, network=scenario.network(network), inputs_dir=inputs_dir, provenance=True)
@@ -58,7 +55,7 @@ def search(program, space: Space, inputs_dir: str | None = None, progress=None,
             progress(len(tried), int(bool(lost)))
         if lost:
             return Counterexample(scenario, lost)
-        lineage.add_run(trace, pre, blocked, joined if prompt else None)
+        lineage.add_run(trace, pre, blocked, joined)
         return None
 
     found = execute(Scenario())
