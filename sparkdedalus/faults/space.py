@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass, replace
 from math import comb
 
-from sparkdedalus.network import Network
+from sparkdedalus.network import Fixed, Network
 
 #: the largest space `sparkdedalus faults` runs whole; larger ones need `--sample`
 MAX_SCENARIOS = 1_000_000
@@ -139,17 +139,26 @@ class Space:
         return sorted(chosen)
 
 
-def resolve(search: str, space: Space, sample: int | None) -> str:
+def resolve(search: str, space: Space, sample: int | None, network: Network = Network()) -> str:
     """The search that runs: "all" or "ldfi". `auto` enumerates a sample or a
-    space of at most AUTO_ENUMERATE scenarios, and searches larger ones.
+    space of at most AUTO_ENUMERATE scenarios, and searches larger ones. LDFI's
+    lineage takes a message to arrive at the next tick, and a lost one to leave
+    the others' deliveries alone: with a base `network` whose delay is not
+    `Fixed()` or with a capacity, `auto` enumerates and `ldfi` is refused.
 
     >>> resolve("auto", Space(("a", "b", "c"), eot=4, eff=2), None), resolve("auto", Space(("a", "b", "c"), eot=6, eff=4), None)
     ('all', 'ldfi')
+    >>> resolve("auto", Space(("a", "b", "c"), eot=6, eff=4), None, Network(capacity=2))
+    'all'
     """
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {', '.join(SEARCHES)}, not {search!r}")
     if search == "ldfi" and sample is not None:
         raise ValueError("--sample draws scenarios to enumerate: it does not go with --search ldfi")
+    lineage = network.capacity is None and network.delay == Fixed()
+    if search == "ldfi" and not lineage:
+        raise ValueError("--search ldfi needs the fixed delay and no capacity (its lineage takes a message to "
+                         "arrive at the next tick): use --search all")
     if search == "auto":
-        return "all" if sample is not None or space.count <= AUTO_ENUMERATE else "ldfi"
+        return "all" if sample is not None or space.count <= AUTO_ENUMERATE or not lineage else "ldfi"
     return search

@@ -38,12 +38,12 @@ def faults(program, nodes, eot: int, eff: int, crashes: int = 0, sample: int | N
     """Run every scenario of `Space(nodes, eot, eff, crashes)` (or `sample` of
     them drawn with `seed`) to tick `eot`, or with `search="ldfi"` those LDFI
     picks (`faults.space.resolve` decides "auto"; ValueError for an unknown
-    search or ldfi with a sample). `progress(done, found)` is called after each
-    scenario with the counterexamples found so far. Every scenario runs with
-    `scenario.network(network)`: `network`'s delay, seed, capacity and failures
-    with the scenario's failures added."""
+    search, or ldfi with a sample or with a network it refuses). `progress(done,
+    found)` is called after each scenario with the counterexamples found so
+    far. Every scenario runs with `scenario.network(network)`: `network`'s
+    delay, seed, capacity and failures with the scenario's failures added."""
     space = Space(tuple(nodes), eot, eff, crashes)
-    if resolve(search, space, sample) == "ldfi":
+    if resolve(search, space, sample, network) == "ldfi":
         return ldfi(program, space, inputs_dir, progress, network)
     scenarios = space if sample is None else space.sample(sample, seed)
     found, done = [], 0

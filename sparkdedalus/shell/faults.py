@@ -88,8 +88,8 @@ def handle(args, new_session=None) -> int:
         space = Space(options["nodes"], options["eot"], options["eff"], options["crashes"])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    search = _search(args, space)
     base = _base_network(args)
+    search = _search(args, space, base)
     if search == "all" and options["sample"] is None and space.count > MAX_SCENARIOS:
         raise UsageError(f"the space has {space.count:,} scenarios, more than {MAX_SCENARIOS:,}: add --sample N")
     stores = _store_paths(args.store)
@@ -121,15 +121,15 @@ def _options(args) -> dict:
             "seed": args.seed or 0}
 
 
-def _search(args, space) -> str:
-    """The search that runs ("all" or "ldfi"): LDFI is refused on Spark, where
-    auto enumerates."""
+def _search(args, space, base) -> str:
+    """The search that runs ("all" or "ldfi") over the `base` network: LDFI
+    is refused on Spark, where auto enumerates."""
     if args.engine == "spark":
         if args.search == "ldfi":
             raise UsageError("--search ldfi runs on the reference engine only for now: add --engine reference")
         return "all"
     try:
-        return resolve(args.search, space, args.sample)
+        return resolve(args.search, space, args.sample, base)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
