@@ -47,7 +47,7 @@ def voting_plan(program, k: int) -> tuple:
     """ScalableVoting: the broadcasters (ballot) and collectors (the rest) leave the
     leader, which relays the clients' requests; they and the participants run on k
     partitions each (`rewrite --auto leader,participant --partitions K` gives the same
-    shape, with the names leader_3 and leader_2)."""
+    shape, with the names ballot_broadcasters and vote_collectors)."""
     return (Step("decouple", "leader", ("ballot",), "broadcasters"),
             Step("decouple", "leader", ("votes", "nvotes", "complete", "result", "replied"), "collectors"),
             *(Step("partition", c, partitions=k) for c in ("broadcasters", "collectors", "participant")))

@@ -62,15 +62,15 @@ def test_refinement_says_no_to_a_server_that_answers_another_command():
 
 def test_rewrite_auto_gives_voting_the_same_shape():
     """`rewrite --auto leader,participant --partitions 3` (the library's `auto`) builds
-    the same program up to the new components' names (leader_3 for the broadcasters,
-    leader_2 for the collectors): the same machines, the same throughput and the same
+    the same program up to the new components' names (ballot_broadcasters for the
+    broadcasters, vote_collectors for the collectors): the same machines, the same throughput and the same
     load on every node once the names are mapped (default network: under a capacity
     the queues break ties by hashing messages, whose rows hold the names)."""
     from sparkdedalus.rewrite.auto import auto
     ours = measure(protocols.scalable("voting", 3)[0], 16, ticks=40)
     theirs = measure(auto(protocols.base("voting"), ["leader", "participant"], 3)[0], 16, ticks=40)
-    names = {"leader_3": "broadcasters", "leader_2": "collectors"}
-    renamed = {node.replace("/leader_3/", "/broadcasters/").replace("/leader_2/", "/collectors/"): load
-               for node, load in theirs.load.items()}
+    names = {"ballot_broadcasters": "broadcasters", "vote_collectors": "collectors"}
+    renamed = {node.replace("/ballot_broadcasters/", "/broadcasters/")
+               .replace("/vote_collectors/", "/collectors/"): load for node, load in theirs.load.items()}
     assert (theirs.machines, theirs.throughput, renamed) == (ours.machines, ours.throughput, ours.load)
     assert {names.get(c, c) for c in theirs.components.values()} == set(ours.components.values())
