@@ -166,10 +166,12 @@ class Layout:
         """The rows of one relation and kind, as columns c0..cn-1."""
         return _expanded(pack.where(self._rows_condition(name, kind)), self._values(name))
 
-    def read_sql(self, pack: str, name: str, kind: str = STATE) -> str:
+    def read_sql(self, pack: str, name: str, kind: str = STATE, extra: tuple = ()) -> str:
         """SQL: `extract` from the pack `pack` (a view or subquery), with the
-        partition column when there is one (the loop's frames)."""
-        return f"SELECT {', '.join(self._values(name) + self.bucket)} FROM {pack} WHERE {self._rows_condition(name, kind)}"
+        partition column when there is one (the loop's frames), and the
+        bookkeeping columns `extra` (e.g. a message's `__sent`)."""
+        columns = self._values(name) + self.bucket + list(extra)
+        return f"SELECT {', '.join(columns)} FROM {pack} WHERE {self._rows_condition(name, kind)}"
 
     def _values(self, name: str) -> list[str]:
         return [f"{c} AS {f}" for c, f in zip(self.columns[name], self.schemas[name].fieldNames())]

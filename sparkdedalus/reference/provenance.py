@@ -81,6 +81,16 @@ class Provenance:
         leaves = [d for at, d in self._leaves.get((relation, row), ()) if at is None or at == tick]
         return tuple(leaves) + tuple(self._derived.get((relation, row, tick), ()))
 
+    def records(self, ticks: int) -> list:
+        """(FactAt, Derivation) for every derivation of every fact of ticks
+        1..`ticks` (those recorded for later ticks, by `@next` rules and
+        messages of the last ticks, left out), as the Spark engine's
+        `run.provenance` lists them (tests/test_provenance_spark.py)."""
+        facts = {FactAt(relation, row, tick) for (relation, row), found in self._leaves.items()
+                 for at, _ in found for tick in (range(1, ticks + 1) if at is None else (at,)) if 1 <= tick <= ticks}
+        facts |= {FactAt(*key) for key in self._derived if 1 <= key[2] <= ticks}
+        return [(fact, d) for fact in facts for d in self.derivations(fact.relation, fact.row, fact.tick)]
+
 
 class Recorder:
     """Collects the derivations while the evaluator runs; `finish` returns the

@@ -1,0 +1,178 @@
+"""Why-provenance as data on the Spark engine: every derivation of every fact of
+ticks 1..N, one DataFrame (`Engine.run(..., provenance=True)` gives it as
+`run.provenance`; docs/provenance.md).
+
+A pass over the run's recorded states, after the run: the tick loop is not
+changed. A rule's derivation is a binding of its body that holds on the final
+state of the tick its body reads, so each rule is compiled once more
+(`RulePlan.derivations`, the same SQL as the run's) and evaluated on each
+tick's final state, from the packs the run keeps:
+
+- `rule`: a deductive rule on the final state of t, recorded at t;
+- `next`: an `@next` rule on the final state of t, recorded at t + 1 (a
+  persistence rule's facts that GC collects at t excepted);
+- `message`: an `@async` rule on the final state of the send tick t, joined
+  with the messages of the pack of t that arrive (a lost one derives nothing),
+  recorded at the arrival;
+- leaves: `fact` (a fact of the program), `input` (`edb=` and `.input` rows),
+  `crash` (a `crash` fact of the failure model), at each tick they hold.
+
+Values are printed as `spark_string` prints them (`row`, `body[].row`,
+`absent[].pattern`, NULL in a pattern for any value). An aggregate's fact has
+one derivation per group, its body every fact of the group, sorted; an
+`@async` aggregate one per binding that sent it (as the reference records).
+The frame is a set: a derivation found twice is listed once.
+
+    run = Engine(spark).run(program, ticks=3, provenance=True)
+    run.provenance.where("relation = 'log' AND tick = 3").show(truncate=False)
+
+Collecting it is one Spark SQL query over every tick (its plan grows with
+ticks x rules): see docs/provenance.md for its cost.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField, StructType)
+
+from sparkdedalus.inputs import TICK
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYPES, STATE, relation_columns
+from sparkdedalus.program import CRASH, Program
+from sparkdedalus.spark.compiler import ABSENT, BODY, RulePlan
+from sparkdedalus.spark.expressions import sql_literal
+from sparkdedalus.spark.runtime import reads_current_tick
+from sparkdedalus.spark.statement import Statement, Views
+from sparkdedalus.values import convert
+from udfs.registry import spark_string, spark_string_sql
+
+_FACT = StructType([StructField("relation", StringType()), StructField("row", ArrayType(StringType())),
+                    StructField("tick", LongType())])
+_ABSENT = StructType([StructField("relation", StringType()), StructField("pattern", ArrayType(StringType())),
+                      StructField("tick", LongType())])
+_MESSAGE = StructType([StructField("sender", StringType()), StructField("send_tick", LongType()),
+                       StructField("receiver", StringType()), StructField("arrival", LongType())])
+#: the columns of `run.provenance`: the fact (relation, row, tick) and one derivation of it
+SCHEMA = StructType([
+    StructField("relation", StringType()), StructField("row", ArrayType(StringType())),
+    StructField("tick", LongType()), StructField("kind", StringType()), StructField("rule", IntegerType()),
+    StructField("pos", StringType()), StructField("body", ArrayType(_FACT)),
+    StructField("absent", ArrayType(_ABSENT)), StructField("message", _MESSAGE)])
+_COLUMNS = ", ".join(f"CAST({f.name} AS {f.dataType.simpleString()}) AS {f.name}" for f in SCHEMA.fields)
+_KIND = {"now": "rule", "next": "next", "async": "message"}
+
+
+def provenance(spark: SparkSession, program: Program, loop, packs: dict, ticks: int,
+               static: dict, stamped: dict) -> DataFrame:
+    """The derivations of a run of ticks 1..`ticks` (columns `SCHEMA`), from
+    its `loop` (a `TickLoop`), `packs` ({tick: pack}, every tick kept) and the
+    inputs it read (`static`, `stamped`: as `Engine.run` gives them the loop).
+    Builds plans only: no Spark job."""
+    views = Views(spark)
+    try:
+        named = {t: views.of(packs[t]) for t in range(1, ticks + 1)}
+        plans = [RulePlan(rule, program, loop.network.seed) for rule in program.rules]
+        derived = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks)) for t in range(1, ticks + 1)]
+        leaves = _leaves(spark, program, loop, ticks, static, stamped)
+        return reduce(DataFrame.unionAll, leaves + derived).distinct()
+    finally:
+        views.drop()  # the frames keep the packs they read
+
+
+def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks: int) -> str:
+    """SQL: the derivations that the rules' bindings on the final state of
+    `tick` give (`@next` ones only before the last tick)."""
+    statement, layout, view = Statement(), loop.layout, named[tick]
+
+    def read(atom, occurrence):
+        at = tick if reads_current_tick(atom, tick) else atom.time.tick
+        if at not in named or at > tick:
+            return f"SELECT * FROM ({layout.read_sql(view, atom.name)}) WHERE false"
+        return layout.read_sql(named[at], atom.name)
+
+    parts = []
+    for plan in plans:
+        rule = plan.rule
+        if rule.delivery == "next" and tick == ticks:
+            continue
+        name, types = rule.head.name, program.relations[rule.head.name].types
+        found = statement.name(plan.derivations(statement, read, tick))
+        columns = relation_columns(len(types))
+        row = f"array({', '.join(spark_string_sql(f'`{c}`', t) for c, t in zip(columns, types))})"
+        at, message = f"{tick}L", "NULL"
+        if rule.delivery == "next" and rule.persistence and name in loop.collected:
+            garbage = statement.name(layout.read_sql(view, name, GARBAGE))
+            found = statement.name(f"SELECT * FROM {found} l LEFT ANTI JOIN {garbage} r"
+                                   f" USING ({', '.join(columns)})")
+        if rule.delivery == "next":
+            at = f"{tick + 1}L"
+        elif rule.delivery == "async":
+            sent = statement.name(f"SELECT * FROM ({layout.read_sql(view, name, MESSAGE, ('__sent', '__arrival', SOURCE_COLUMN))})"
+                                  f" WHERE __sent = {tick} AND __arrival <= {ticks}")
+            found = statement.name(f"SELECT * FROM {found} JOIN {sent} USING ({', '.join(columns + [SOURCE_COLUMN])})")
+            at = "__arrival"
+            message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, "
+                       f"'receiver', {row}[0], 'arrival', __arrival)")
+        parts.append(f"SELECT {sql_literal(name)} AS relation, {row} AS row, {at} AS tick, "
+                     f"'{_KIND[rule.delivery]}' AS kind, {rule.index} AS rule, {sql_literal(_line(rule.pos))} AS pos, "
+                     f"{BODY} AS body, {ABSENT} AS absent, {message} AS message FROM {found}")
+    if not parts:
+        return f"SELECT {_COLUMNS} FROM range(0, 1, 1, 1) WHERE false"
+    union = " UNION ALL ".join(f"SELECT {_COLUMNS} FROM ({part})" for part in parts)
+    return statement.render(union)
+
+
+def _leaves(spark: SparkSession, program: Program, loop, ticks: int, static: dict, stamped: dict) -> list:
+    """Frames of the leaves: the program's facts, the input rows and the crash
+    facts, at each tick of 1..`ticks` they hold."""
+    every = f"explode(sequence(1L, {ticks}L))"
+    facts = [(f.atom.name, _printed(f.row, program.relations[f.atom.name].types), f.tick, _line(f.pos))
+             for f in program.facts if f.tick is None or 1 <= f.tick <= ticks]
+    frames = []
+    if facts:
+        frame = spark.createDataFrame(facts, "relation string, row array<string>, at bigint, pos string")
+        frames.append(frame.selectExpr("relation", "row", f"explode(CASE WHEN at IS NULL THEN sequence(1L, {ticks}L) ELSE array(at) END) AS tick", "'fact' AS kind",
+                                       "pos"))
+    for name, frame in static.items():
+        types = program.relations[name].types
+        if isinstance(frame, list):  # rows given to Engine.run as a list
+            frame = spark.createDataFrame([(_printed(r, types),) for r in frame], "row array<string>")
+            frames.append(frame.selectExpr(f"{sql_literal(name)} AS relation", "row", f"{every} AS tick",
+                                           "'input' AS kind", "'' AS pos"))
+        else:
+            frames.append(frame.selectExpr(f"{sql_literal(name)} AS relation", f"{_row_sql(frame, types)} AS row",
+                                           f"{every} AS tick", "'input' AS kind", "'' AS pos"))
+    for name, (frame, _) in stamped.items():
+        types = program.relations[name].types
+        frames.append(frame.where(f"{TICK} BETWEEN 1 AND {ticks}").selectExpr(
+            f"{sql_literal(name)} AS relation", f"{_row_sql(frame, types)} AS row", f"CAST({TICK} AS BIGINT) AS tick",
+            "'input' AS kind", "'' AS pos"))
+    if CRASH in program.relations and loop.network.crashes and loop.static_pack is not None:
+        crashes = loop.layout.extract(loop.static_pack, CRASH)
+        frames.append(crashes.selectExpr(f"'{CRASH}' AS relation",
+                                         f"{_row_sql(crashes, program.relations[CRASH].types)} AS row",
+                                         f"{every} AS tick", "'crash' AS kind", "'' AS pos"))
+    return [f.selectExpr("relation", "row", "tick", "kind", "CAST(NULL AS INT) AS rule", "pos",
+                         f"CAST(array() AS {SCHEMA['body'].dataType.simpleString()}) AS body",
+                         f"CAST(array() AS {SCHEMA['absent'].dataType.simpleString()}) AS absent",
+                         f"CAST(NULL AS {_MESSAGE.simpleString()}) AS message") for f in frames]
+
+
+def _row_sql(frame: DataFrame, types: tuple) -> str:
+    """SQL: a frame's first len(types) columns, typed and printed, as an array."""
+    printed = [spark_string_sql(f"CAST(`{c}` AS {SPARK_TYPES[t]})", t) for c, t in zip(frame.columns, types)]
+    return f"array({', '.join(printed)})"
+
+
+def _printed(row: tuple, types: tuple) -> list:
+    """A row of Python values as its column types print it.
+
+    >>> _printed((1, 2, "a"), ("int", "double", "string"))
+    ['1', '2.0', 'a']
+    """
+    return [spark_string(convert(v, t)) for v, t in zip(row, types)]
+
+
+def _line(pos) -> str:
+    return f"{pos.file}:{pos.line}"
