@@ -60,6 +60,7 @@ SCHEMA = StructType([
     StructField("pos", StringType()), StructField("body", ArrayType(_FACT)),
     StructField("absent", ArrayType(_ABSENT)), StructField("message", _MESSAGE)])
 _COLUMNS = ", ".join(f"CAST({f.name} AS {f.dataType.simpleString()}) AS {f.name}" for f in SCHEMA.fields)
+_NONE = ", ".join(f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in SCHEMA.fields)
 _KIND = {"now": "rule", "next": "next", "async": "message"}
 
 
@@ -118,7 +119,7 @@ def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks
                      f"'{_KIND[rule.delivery]}' AS kind, {rule.index} AS rule, {sql_literal(_line(rule.pos))} AS pos, "
                      f"{BODY} AS body, {ABSENT} AS absent, {message} AS message FROM {found}")
     if not parts:
-        return f"SELECT {_COLUMNS} FROM range(0, 1, 1, 1) WHERE false"
+        return f"SELECT {_NONE} FROM range(0, 1, 1, 1) WHERE false"
     union = " UNION ALL ".join(f"SELECT {_COLUMNS} FROM ({part})" for part in parts)
     return statement.render(union)
 
