@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -186,7 +188,7 @@ def test_examples_agree(spark, name, ticks, spec):
                  Network.parse(spec) if spec else None)
 
 
-@settings(max_examples=int(os.environ.get("SPARKDEDALUS_PROVENANCE_EXAMPLES", "6")), **SETTINGS)
+@settings(max_examples=int(os.environ.get("SPARKDEDALUS_PROVENANCE_EXAMPLES", "4")), **SETTINGS)
 @given(programs(shape=SMALL), networks)
 def test_generated_programs_agree(spark, program, network):
     assert_agree(spark, program.parse(), program.ticks, network)
@@ -197,6 +199,33 @@ def test_generated_programs_agree(spark, program, network):
 @given(programs(), networks)
 def test_more_generated_programs_agree(spark, program, network):
     assert_agree(spark, program.parse(), program.ticks, network)
+
+
+# ------------------------------------------------------------ what it costs
+
+def jobs(spark, action) -> int:
+    """The Spark jobs `action()` runs (counted in a job group of their own)."""
+    context, group = spark.sparkContext, f"provenance-{uuid.uuid4().hex}"
+    context.setJobGroup(group, group)
+    try:
+        action()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    counted = [-1, len(context.statusTracker().getJobIdsForGroup(group))]
+    while counted[-1] != counted[-2]:  # the status store hears of jobs a little later
+        time.sleep(0.5)
+        counted.append(len(context.statusTracker().getJobIdsForGroup(group)))
+    return counted[-1]
+
+
+def test_recording_costs_no_job_and_reading_it_one(spark):
+    program = Program.from_files(BROADCAST)
+    assert jobs(spark, lambda: Engine(spark).run(program, ticks=3)) \
+        == jobs(spark, lambda: Engine(spark).run(program, ticks=3, provenance=True))
+    for ticks in (2, 5):  # one job however many ticks
+        run = Engine(spark).run(program, ticks=ticks, provenance=True)
+        assert jobs(spark, run.provenance.collect) == 1
+    assert Engine(spark).run(program, ticks=1).provenance is None
 
 
 # ------------------------------------------------------------ the command

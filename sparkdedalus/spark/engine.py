@@ -120,7 +120,7 @@ class Engine:
         recorded = None
         if provenance:
             from sparkdedalus.spark.provenance import provenance as derivations
-            recorded = derivations(self.spark, program, loop, state.packs, ticks, static, stamped)
+            recorded = derivations(self.spark, program, loop, state, ticks, static, stamped)
         return Run(program, loop, state, ticks, writer, job_id, recorded)
 
     @staticmethod

@@ -42,7 +42,7 @@ from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYP
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.spark.compiler import ABSENT, BODY, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
-from sparkdedalus.spark.runtime import reads_current_tick
+from sparkdedalus.spark.runtime import SIZE_BOUND, partitions_for, reads_current_tick
 from sparkdedalus.spark.statement import Statement, Views
 from sparkdedalus.values import convert
 from udfs.registry import spark_string, spark_string_sql
@@ -64,26 +64,30 @@ _NONE = ", ".join(f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f
 _KIND = {"now": "rule", "next": "next", "async": "message"}
 
 
-def provenance(spark: SparkSession, program: Program, loop, packs: dict, ticks: int,
+def provenance(spark: SparkSession, program: Program, loop, state, ticks: int,
                static: dict, stamped: dict) -> DataFrame:
     """The derivations of a run of ticks 1..`ticks` (columns `SCHEMA`), from
-    its `loop` (a `TickLoop`), `packs` ({tick: pack}, every tick kept) and the
-    inputs it read (`static`, `stamped`: as `Engine.run` gives them the loop).
-    Builds plans only: no Spark job."""
+    its `loop` (a `TickLoop`), its `state` (a `LoopState`, every tick's pack
+    kept) and the inputs it read (`static`, `stamped`: as `Engine.run` gives
+    them the loop). Builds plans only: no Spark job. Where every tick of the
+    run fitted in one partition, so does every join of the pass."""
     views = Views(spark)
     try:
-        named = {t: views.of(packs[t]) for t in range(1, ticks + 1)}
+        named = {t: views.of(state.packs[t]) for t in range(1, ticks + 1)}
         plans = [RulePlan(rule, program, loop.network.seed) for rule in program.rules]
-        derived = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks)) for t in range(1, ticks + 1)]
+        largest = max(s.facts for s in state.stats)
+        one = loop.fixed_partitions in (None, 1) and partitions_for(largest, loop.most_partitions) == 1
+        derived = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks, one)) for t in range(1, ticks + 1)]
         leaves = _leaves(spark, program, loop, ticks, static, stamped)
         return reduce(DataFrame.unionAll, leaves + derived).distinct()
     finally:
         views.drop()  # the frames keep the packs they read
 
 
-def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks: int) -> str:
+def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks: int, one: bool) -> str:
     """SQL: the derivations that the rules' bindings on the final state of
-    `tick` give (`@next` ones only before the last tick)."""
+    `tick` give (`@next` ones only before the last tick); with `one`, each
+    join kept in one partition."""
     statement, layout, view = Statement(), loop.layout, named[tick]
 
     def read(atom, occurrence):
@@ -92,13 +96,16 @@ def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks
             return f"SELECT * FROM ({layout.read_sql(view, atom.name)}) WHERE false"
         return layout.read_sql(named[at], atom.name)
 
+    def narrow(sql: str) -> str:  # as the loop's one-partition ticks: no join shuffles
+        return f"SELECT /*+ COALESCE(1) */ * FROM {statement.name(sql)} LIMIT {SIZE_BOUND}" if one else sql
+
     parts = []
     for plan in plans:
         rule = plan.rule
         if rule.delivery == "next" and tick == ticks:
             continue
         name, types = rule.head.name, program.relations[rule.head.name].types
-        found = statement.name(plan.derivations(statement, read, tick))
+        found = statement.name(plan.derivations(statement, read, tick, narrow))
         columns = relation_columns(len(types))
         row = f"array({', '.join(spark_string_sql(f'`{c}`', t) for c, t in zip(columns, types))})"
         at, message = f"{tick}L", "NULL"
