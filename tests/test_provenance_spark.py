@@ -17,14 +17,13 @@ import time
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings
 
 from frontend_helpers import exit_code
-from program_generator import LOCATIONS, SMALL, programs
+from program_generator import SETTINGS, SMALL, networks, programs
 from reference_helpers import EXAMPLES
 from sparkdedalus import Program
-from sparkdedalus.network import Fixed, Network, Uniform
+from sparkdedalus.network import Network
 from sparkdedalus.reference import run as reference_run
 from sparkdedalus.spark.engine import Engine
 from udfs.registry import spark_string
@@ -34,18 +33,6 @@ pytestmark = pytest.mark.spark
 BROADCAST = os.path.join(EXAMPLES, "broadcast.ded")
 #: the reference provenance module's doctest program
 DOCTEST = 'q("a", 1)@1;\np(L, X)@next :- q(L, X), notin r(L);'
-
-SETTINGS = dict(deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.large_base_example, HealthCheck.filter_too_much])
-locations = st.sampled_from(LOCATIONS)
-#: the default network, and random delays, omissions and crashes
-networks = st.one_of(
-    st.just(Network()),
-    st.builds(Network, delay=st.sampled_from([Fixed(), Uniform(1, 2), Uniform(1, 3)]), seed=st.integers(0, 1000),
-              omissions=st.frozensets(st.tuples(locations, locations, st.integers(1, 3)), max_size=3),
-              crashes=st.dictionaries(locations, st.integers(1, 4), max_size=1)))
-
 
 # ------------------------------------------------------------ comparing
 

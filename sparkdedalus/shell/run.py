@@ -28,7 +28,6 @@ them), 2 usage errors (one line each).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 
