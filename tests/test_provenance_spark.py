@@ -213,6 +213,8 @@ def test_recording_costs_no_job_and_reading_it_one(spark):
         run = Engine(spark).run(program, ticks=ticks, provenance=True)
         assert jobs(spark, run.provenance.collect) == 1
     assert Engine(spark).run(program, ticks=1).provenance is None
+    with pytest.raises(ValueError, match="not with store"):  # refused before any work
+        Engine(spark).run(program, ticks=1, store="runs/never-written", provenance=True)
 
 
 # ------------------------------------------------------------ the command
