@@ -351,8 +351,8 @@ class RulePlan:
                       for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + sender
             aggs = [f"{self._aggregate_sql(arg)} AS `{c}`"
                     for arg, c in zip(head.args, out) if isinstance(arg, ast.Aggregate)]
-            grouped = statement.name(
-                f"SELECT {', '.join(groups + [f'`{c}`' for c in self.columns.values()] + kept + witnesses)} FROM {name}")
+            variables = [f"`{c}`" for c in self.columns.values()]
+            grouped = statement.name(f"SELECT {', '.join(groups + variables + kept + witnesses)} FROM {name}")
             keys = [f"`{c}`" for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + kept
             group_by = f" GROUP BY {', '.join(keys)}" if keys else ""
             # a group's derivation: every fact of the group (an @async one: per binding, below)

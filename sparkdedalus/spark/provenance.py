@@ -99,36 +99,41 @@ def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks
     def narrow(sql: str) -> str:  # as the loop's one-partition ticks: no join shuffles
         return f"SELECT /*+ COALESCE(1) */ * FROM {statement.name(sql)} LIMIT {SIZE_BOUND}" if one else sql
 
-    parts = []
-    for plan in plans:
-        rule = plan.rule
-        if rule.delivery == "next" and tick == ticks:
-            continue
-        name, types = rule.head.name, program.relations[rule.head.name].types
-        found = statement.name(plan.derivations(statement, read, tick, narrow))
-        columns = relation_columns(len(types))
-        row = f"array({', '.join(spark_string_sql(f'`{c}`', t) for c, t in zip(columns, types))})"
-        at, message = f"{tick}L", "NULL"
-        if rule.delivery == "next" and rule.persistence and name in loop.collected:
-            garbage = statement.name(layout.read_sql(view, name, GARBAGE))
-            found = statement.name(f"SELECT * FROM {found} l LEFT ANTI JOIN {garbage} r"
-                                   f" USING ({', '.join(columns)})")
-        if rule.delivery == "next":
-            at = f"{tick + 1}L"
-        elif rule.delivery == "async":
-            sent = statement.name(f"SELECT * FROM ({layout.read_sql(view, name, MESSAGE, ('__sent', '__arrival', SOURCE_COLUMN))})"
-                                  f" WHERE __sent = {tick} AND __arrival <= {ticks}")
-            found = statement.name(f"SELECT * FROM {found} JOIN {sent} USING ({', '.join(columns + [SOURCE_COLUMN])})")
-            at = "__arrival"
-            message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, "
-                       f"'receiver', {row}[0], 'arrival', __arrival)")
-        parts.append(f"SELECT {sql_literal(name)} AS relation, {row} AS row, {at} AS tick, "
-                     f"'{_KIND[rule.delivery]}' AS kind, {rule.index} AS rule, {sql_literal(_line(rule.pos))} AS pos, "
-                     f"{BODY} AS body, {ABSENT} AS absent, {message} AS message FROM {found}")
+    parts = [_rule_sql(program, loop, plan, statement, read, narrow, view, tick, ticks)
+             for plan in plans if plan.rule.delivery != "next" or tick < ticks]
     if not parts:
         return f"SELECT {_NONE} FROM range(0, 1, 1, 1) WHERE false"
     union = " UNION ALL ".join(f"SELECT {_COLUMNS} FROM ({part})" for part in parts)
     return statement.render(union)
+
+
+def _rule_sql(program: Program, loop, plan: RulePlan, statement: Statement, read, narrow, view: str,
+              tick: int, ticks: int) -> str:
+    """SQL: the derivations of one rule's bindings on the final state of `tick`
+    (the pack `view`): at `tick` for a deductive rule, at tick + 1 for an
+    `@next` one (less what GC collects from a persistence rule), at the
+    arrival within the run for an `@async` one."""
+    rule, layout = plan.rule, loop.layout
+    name, types = rule.head.name, program.relations[rule.head.name].types
+    found = statement.name(plan.derivations(statement, read, tick, narrow))
+    columns = relation_columns(len(types))
+    row = f"array({', '.join(spark_string_sql(f'`{c}`', t) for c, t in zip(columns, types))})"
+    at, message = f"{tick}L", "NULL"
+    if rule.delivery == "next" and rule.persistence and name in loop.collected:
+        garbage = statement.name(layout.read_sql(view, name, GARBAGE))
+        found = statement.name(f"SELECT * FROM {found} l LEFT ANTI JOIN {garbage} r USING ({', '.join(columns)})")
+    if rule.delivery == "next":
+        at = f"{tick + 1}L"
+    elif rule.delivery == "async":
+        sent = statement.name(layout.read_sql(view, name, MESSAGE, ("__sent", "__arrival", SOURCE_COLUMN)))
+        arriving = statement.name(f"SELECT * FROM {sent} WHERE __sent = {tick} AND __arrival <= {ticks}")
+        found = statement.name(f"SELECT * FROM {found} JOIN {arriving} USING ({', '.join(columns + [SOURCE_COLUMN])})")
+        at = "__arrival"
+        message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, 'receiver', {row}[0], "
+                   f"'arrival', __arrival)")
+    return (f"SELECT {sql_literal(name)} AS relation, {row} AS row, {at} AS tick, '{_KIND[rule.delivery]}' AS kind, "
+            f"{rule.index} AS rule, {sql_literal(_line(rule.pos))} AS pos, {BODY} AS body, {ABSENT} AS absent, "
+            f"{message} AS message FROM {found}")
 
 
 def _leaves(spark: SparkSession, program: Program, loop, ticks: int, static: dict, stamped: dict) -> list:
@@ -140,31 +145,33 @@ def _leaves(spark: SparkSession, program: Program, loop, ticks: int, static: dic
     frames = []
     if facts:
         frame = spark.createDataFrame(facts, "relation string, row array<string>, at bigint, pos string")
-        frames.append(frame.selectExpr("relation", "row", f"explode(CASE WHEN at IS NULL THEN sequence(1L, {ticks}L) ELSE array(at) END) AS tick", "'fact' AS kind",
-                                       "pos"))
+        frames.append(_leaf(frame, "relation", "row", f"explode(CASE WHEN at IS NULL THEN sequence(1L, {ticks}L) "
+                                                      "ELSE array(at) END)", "fact", "pos"))
     for name, frame in static.items():
         types = program.relations[name].types
         if isinstance(frame, list):  # rows given to Engine.run as a list
             frame = spark.createDataFrame([(_printed(r, types),) for r in frame], "row array<string>")
-            frames.append(frame.selectExpr(f"{sql_literal(name)} AS relation", "row", f"{every} AS tick",
-                                           "'input' AS kind", "'' AS pos"))
+            frames.append(_leaf(frame, sql_literal(name), "row", every, "input"))
         else:
-            frames.append(frame.selectExpr(f"{sql_literal(name)} AS relation", f"{_row_sql(frame, types)} AS row",
-                                           f"{every} AS tick", "'input' AS kind", "'' AS pos"))
+            frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, types), every, "input"))
     for name, (frame, _) in stamped.items():
-        types = program.relations[name].types
-        frames.append(frame.where(f"{TICK} BETWEEN 1 AND {ticks}").selectExpr(
-            f"{sql_literal(name)} AS relation", f"{_row_sql(frame, types)} AS row", f"CAST({TICK} AS BIGINT) AS tick",
-            "'input' AS kind", "'' AS pos"))
+        frame = frame.where(f"{TICK} BETWEEN 1 AND {ticks}")
+        frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, program.relations[name].types),
+                            f"CAST({TICK} AS BIGINT)", "input"))
     if CRASH in program.relations and loop.network.crashes and loop.static_pack is not None:
         crashes = loop.layout.extract(loop.static_pack, CRASH)
-        frames.append(crashes.selectExpr(f"'{CRASH}' AS relation",
-                                         f"{_row_sql(crashes, program.relations[CRASH].types)} AS row",
-                                         f"{every} AS tick", "'crash' AS kind", "'' AS pos"))
-    return [f.selectExpr("relation", "row", "tick", "kind", "CAST(NULL AS INT) AS rule", "pos",
-                         f"CAST(array() AS {SCHEMA['body'].dataType.simpleString()}) AS body",
-                         f"CAST(array() AS {SCHEMA['absent'].dataType.simpleString()}) AS absent",
-                         f"CAST(NULL AS {_MESSAGE.simpleString()}) AS message") for f in frames]
+        frames.append(_leaf(crashes, f"'{CRASH}'", _row_sql(crashes, program.relations[CRASH].types), every, "crash"))
+    return frames
+
+
+def _leaf(frame: DataFrame, relation: str, row: str, tick: str, kind: str, pos: str = "''") -> DataFrame:
+    """Leaf derivations (columns `SCHEMA`) of `frame`'s rows; the arguments are SQL over its columns."""
+    return frame.selectExpr(f"{relation} AS relation", f"{row} AS row", f"{tick} AS tick", f"'{kind}' AS kind",
+                            f"{pos} AS pos").selectExpr(
+        "relation", "row", "tick", "kind", "CAST(NULL AS INT) AS rule", "pos",
+        f"CAST(array() AS {SCHEMA['body'].dataType.simpleString()}) AS body",
+        f"CAST(array() AS {SCHEMA['absent'].dataType.simpleString()}) AS absent",
+        f"CAST(NULL AS {_MESSAGE.simpleString()}) AS message")
 
 
 def _row_sql(frame: DataFrame, types: tuple) -> str:
