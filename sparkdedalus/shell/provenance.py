@@ -38,6 +38,8 @@ def spark_derivations(run, tick: int, facts: dict) -> list:
     in output order (relations by name, rows sorted), a fact's derivations by
     `KINDS`, then rule, then body."""
     program = run.program
+    if not facts:
+        return []
     names = ", ".join(f"'{name}'" for name in facts)
     found: dict = {}
     for record in run.provenance.where(f"tick = {tick} AND relation IN ({names})").collect():
