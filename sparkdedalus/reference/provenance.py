@@ -158,20 +158,15 @@ def _line(pos: ast.Pos) -> str:
     return f"{pos.file}:{pos.line}"
 
 
-def read_tick(atom: ast.Atom, tick: int) -> int:
-    """The tick a body atom reads when its rule runs at `tick`."""
-    return atom.time.tick if isinstance(atom.time, ast.TickTime) else tick
-
-
 def _body(program, rule, binding: dict, tick: int) -> tuple:
     return tuple(FactAt(atom.name, convert_row(tuple(_value(arg, binding) for arg in atom.args),
-                                               program.relations[atom.name].types), read_tick(atom, tick))
+                                               program.relations[atom.name].types), ast.read_tick(atom, tick))
                  for atom in rule.positive_atoms)
 
 
 def absent_atoms(rule, binding: dict, tick: int) -> tuple:
     """The rule's negated atoms under `binding`, as `Absent`s read at `tick`."""
-    return tuple(Absent(atom.name, tuple(_value(arg, binding) for arg in atom.args), read_tick(atom, tick))
+    return tuple(Absent(atom.name, tuple(_value(arg, binding) for arg in atom.args), ast.read_tick(atom, tick))
                  for atom in rule.negated_atoms)
 
 

@@ -42,7 +42,7 @@ from sparkdedalus.checks.normalize import is_wildcard, unwild_literal
 from sparkdedalus.reference.evaluator import bind_tick, match
 from sparkdedalus.network import Message
 from sparkdedalus.output import sort_key
-from sparkdedalus.reference.provenance import Absent, Derivation, FactAt, absent_atoms, read_tick
+from sparkdedalus.reference.provenance import Absent, Derivation, FactAt, absent_atoms
 from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_atom, format_literal, format_rule
@@ -270,8 +270,8 @@ def _best_match(trace, rule, head: dict, tick: int) -> Closest:
     _, binding, matched = best
     binding, failed = _conditions(rule, binding)
     done = {i for i, _ in matched}
-    missing = tuple(_pattern(atom, binding, read_tick(atom, tick)) for i, atom in enumerate(atoms) if i not in done)
-    present = tuple(_pattern(atom, binding, read_tick(atom, tick)) for atom in rule.negated_atoms
+    missing = tuple(_pattern(atom, binding, ast.read_tick(atom, tick)) for i, atom in enumerate(atoms) if i not in done)
+    present = tuple(_pattern(atom, binding, ast.read_tick(atom, tick)) for atom in rule.negated_atoms
                     if _matches_some(trace, atom, binding, tick))
     return Closest(rule.index, f"{rule.pos.file}:{rule.pos.line}", rule_text(rule), tick,
                    tuple(f for _, f in matched), missing, present, failed)
@@ -352,7 +352,7 @@ def _joins(trace, rule, binding: dict, tick: int, i: int, matched: tuple):
 
 def _extensions(trace, atom, binding: dict, tick: int):
     """(binding extended, the fact) for every fact of the tick `atom` reads that matches it."""
-    at = read_tick(atom, tick)
+    at = ast.read_tick(atom, tick)
     timed = bind_tick(atom, binding, tick)
     if timed is not None and 1 <= at <= tick:
         for row in sorted(trace.at(at)[atom.name], key=repr):
@@ -381,7 +381,7 @@ def _conditions(rule, binding: dict) -> tuple:
 
 
 def _matches_some(trace, atom: ast.Atom, binding: dict, tick: int) -> bool:
-    at = read_tick(atom, tick)
+    at = ast.read_tick(atom, tick)
     timed = bind_tick(atom, binding, tick)
     return timed is not None and 1 <= at <= tick and any(
         match(atom.args, row, timed) is not None for row in trace.at(at)[atom.name])

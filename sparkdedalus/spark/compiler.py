@@ -60,15 +60,6 @@ def _array(elements: list, element_type: str) -> str:
     return f"CAST(array({', '.join(elements)}) AS ARRAY<{element_type}>)"
 
 
-def read_tick(atom: ast.Atom, tick: int) -> int:
-    """The tick a body atom reads when its rule runs at `tick`: `@k` reads k.
-
-    >>> read_tick(ast.Atom("p", (), ast.TickTime(2)), 5), read_tick(ast.Atom("p", ()), 5)
-    (2, 5)
-    """
-    return atom.time.tick if isinstance(atom.time, ast.TickTime) else tick
-
-
 def _bound(name: str, computed: list) -> str:
     """SQL: the rows of `name` with computed columns [(column, SQL)] added,
     those whose value is NULL (a division by zero, a failed function) dropped."""
@@ -319,7 +310,7 @@ class RulePlan:
         row = [spark_string_sql(f"CAST({sql_expr(arg, self.columns, self.types)} AS {SPARK_TYPES[t]})", t)
                for arg, t in zip(atom.args, types)]
         return (f"named_struct('relation', {sql_literal(atom.name)}, 'row', array({', '.join(row)}), "
-                f"'tick', {read_tick(atom, tick)}L)")
+                f"'tick', {ast.read_tick(atom, tick)}L)")
 
     def _absent_sql(self, atom: ast.Atom, tick: int) -> str:
         """SQL: a negated atom's pattern under the binding, printed (NULL: unbound)."""
@@ -327,7 +318,7 @@ class RulePlan:
                    if isinstance(arg, ast.Const) or arg.name in self.columns else "CAST(NULL AS STRING)"
                    for arg in atom.args]
         return (f"named_struct('relation', {sql_literal(atom.name)}, 'pattern', "
-                f"{_array(pattern, 'STRING')}, 'tick', {read_tick(atom, tick)}L)")
+                f"{_array(pattern, 'STRING')}, 'tick', {ast.read_tick(atom, tick)}L)")
 
     def _head(self, statement: Statement, name: str, narrow, witness: bool = False) -> str:
         """The head facts of the bindings `name`; with `witness`, with their

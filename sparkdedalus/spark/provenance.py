@@ -42,8 +42,9 @@ from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYP
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.spark.compiler import ABSENT, BODY, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
-from sparkdedalus.spark.runtime import SIZE_BOUND, partitions_for, reads_current_tick
+from sparkdedalus.spark.runtime import SIZE_BOUND, partitions_for
 from sparkdedalus.spark.statement import Statement, Views
+from sparkdedalus.syntax import ast
 from sparkdedalus.values import convert
 from udfs.registry import spark_string, spark_string_sql
 
@@ -91,7 +92,7 @@ def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks
     statement, layout, view = Statement(), loop.layout, named[tick]
 
     def read(atom, occurrence):
-        at = tick if reads_current_tick(atom, tick) else atom.time.tick
+        at = ast.read_tick(atom, tick)
         if at not in named or at > tick:
             return f"SELECT * FROM ({layout.read_sql(view, atom.name)}) WHERE false"
         return layout.read_sql(named[at], atom.name)
