@@ -74,12 +74,12 @@ def provenance(spark: SparkSession, program: Program, loop, state, ticks: int,
     run fitted in one partition, so does every join of the pass."""
     views = Views(spark)
     try:
-        named = {t: views.of(state.packs[t]) for t in range(1, ticks + 1)}
+        named = {t: views.of(loop.full(state.packs[t])) for t in range(1, ticks + 1)}  # every fact of t
         plans = [RulePlan(rule, program, loop.network.seed) for rule in program.rules]
         largest = max(s.facts for s in state.stats)
         one = loop.fixed_partitions in (None, 1) and partitions_for(largest, loop.most_partitions) == 1
         derived = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks, one)) for t in range(1, ticks + 1)]
-        leaves = _leaves(spark, program, loop, ticks, static, stamped)
+        leaves = _leaves(spark, program, loop, state, ticks, static, stamped)
         return reduce(DataFrame.unionAll, leaves + derived).distinct()
     finally:
         views.drop()  # the frames keep the packs they read
@@ -137,7 +137,7 @@ def _rule_sql(program: Program, loop, plan: RulePlan, statement: Statement, read
             f"{message} AS message FROM {found}")
 
 
-def _leaves(spark: SparkSession, program: Program, loop, ticks: int, static: dict, stamped: dict) -> list:
+def _leaves(spark: SparkSession, program: Program, loop, state, ticks: int, static: dict, stamped: dict) -> list:
     """Frames of the leaves: the program's facts, the input rows and the crash
     facts, at each tick of 1..`ticks` they hold."""
     every = f"explode(sequence(1L, {ticks}L))"
@@ -159,8 +159,8 @@ def _leaves(spark: SparkSession, program: Program, loop, ticks: int, static: dic
         frame = frame.where(f"{TICK} BETWEEN 1 AND {ticks}")
         frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, program.relations[name].types),
                             f"CAST({TICK} AS BIGINT)", "input"))
-    if CRASH in program.relations and loop.network.crashes and loop.static_pack is not None:
-        crashes = loop.layout.extract(loop.static_pack, CRASH)
+    if CRASH in program.relations and loop.network.crashes:  # the same at every tick: tick 1's
+        crashes = loop.layout.extract(loop.full(state.packs[1]), CRASH)
         frames.append(_leaf(crashes, f"'{CRASH}'", _row_sql(crashes, program.relations[CRASH].types), every, "crash"))
     return frames
 
