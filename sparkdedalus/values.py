@@ -42,3 +42,18 @@ def convert(value, typ: str):
     elif isinstance(value, str):
         return value
     raise TypeMismatch(f"{value!r} is not a value of type {typ}")
+
+
+def from_text(text: str, typ: str):
+    """The value of dialect type `typ` that `udfs.registry.spark_string` prints as `text`.
+
+    >>> [from_text(t, typ) for t, typ in (("7", "int"), ("-Infinity", "double"), ("true", "bool"), ("x", "string"))]
+    [7, -inf, True, 'x']
+    """
+    if typ in ("int", "long"):
+        return int(text)
+    if typ == "double":
+        return float(text)
+    if typ == "bool":
+        return text == "true"
+    return text

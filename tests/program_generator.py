@@ -51,9 +51,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from hypothesis import HealthCheck, Phase
 from hypothesis import strategies as st
 
 from sparkdedalus import Program
+from sparkdedalus.network import Fixed, Network, Uniform
 from sparkdedalus.syntax.printer import format_const
 
 LOCATIONS = ("n1", "n2", "n3")
@@ -814,6 +816,24 @@ def programs(draw, avoid: frozenset = KNOWN_BUGS, shape: Shape = FULL) -> Genera
     except Exception as exc:  # pragma: no cover - a generator bug
         raise AssertionError(f"the generator produced an invalid program:\n{program.text}\n{exc}") from exc
     return program
+
+
+#: hypothesis settings of the differential tests: the same programs on every run, no deadline
+SETTINGS = dict(deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.large_base_example, HealthCheck.filter_too_much])
+
+_locations = st.sampled_from(LOCATIONS)
+#: Networks to run generated programs under: mostly the default one; some with
+#: random delays, omissions and crashes.
+networks = st.one_of(
+    st.just(Network()),
+    st.builds(Network,
+              delay=st.sampled_from([Fixed(), Uniform(1, 2), Uniform(1, 3)]),
+              seed=st.integers(0, 1000),
+              omissions=st.frozensets(st.tuples(_locations, _locations, st.integers(1, 3)), max_size=3),
+              crashes=st.dictionaries(_locations, st.integers(1, 4), max_size=1)),
+)
 
 
 def program_texts(avoid: frozenset = KNOWN_BUGS, shape: Shape = FULL):

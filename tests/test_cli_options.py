@@ -3,8 +3,8 @@
 names, KEY=VALUE, a file to write) and `choices=`; and every flag either acts
 or is refused (`rewrite --force` without `--decouple`, a component named twice
 in `--auto`, `show --at` without a relation, `faults --seed` without
-`--sample`, `faults --search ldfi` with `--sample` or on Spark, `run --provenance` on Spark or
-with csv). No Spark: every case here ends before a session would start."""
+`--sample`, `faults --search ldfi` with `--sample` or on Spark, `run --provenance` with
+`--store` or csv). No Spark: every case here ends before a session would start."""
 
 from __future__ import annotations
 
@@ -132,10 +132,10 @@ def test_rewrite_bad_values_are_argparse_errors(args, message, capsys):
      "sparkdedalus run: error: argument --at: expected an integer >= 1, got 0"),
     (["run", VOTING, "--engine", "reference", "--ticks", "3", "--gc", "maybe"],
      "sparkdedalus run: error: argument --gc: invalid choice: 'maybe' (choose from 'auto', 'on', 'off')"),
-    (["run", VOTING, "--ticks", "3", "--provenance"],  # the default engine is spark; no session starts
-     "sparkdedalus: error: provenance is recorded by the reference engine only: --engine reference"),
-    (["run", "/missing/p.ded", "--engine", "spark", "--ticks", "3", "--provenance"],  # refused before reading the file
-     "sparkdedalus: error: provenance is recorded by the reference engine only: --engine reference"),
+    (["run", VOTING, "--ticks", "3", "--provenance", "--store", "runs/x"],  # no session starts
+     "sparkdedalus: error: --provenance is recorded from the run in memory: not with --store"),
+    (["run", "/missing/p.ded", "--ticks", "3", "--provenance", "--store", "runs/x"],  # refused before reading the file
+     "sparkdedalus: error: --provenance is recorded from the run in memory: not with --store"),
     (["run", VOTING, "--engine", "reference", "--ticks", "3", "--provenance", "--format", "csv"],
      "sparkdedalus: error: --provenance prints with --format json or table"),
     (["diagram", "runs/x", "--out", "/missing/dir/d.svg"],

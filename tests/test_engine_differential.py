@@ -43,12 +43,12 @@ import time
 from collections import defaultdict
 
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, seed, settings
+from hypothesis import assume, given, seed, settings
 from hypothesis import strategies as st
 
-from program_generator import FULL, LOCATIONS, SMALL, GeneratedProgram, batch, combine, programs
+from program_generator import FULL, SETTINGS, SMALL, GeneratedProgram, batch, combine, networks, programs
 from sparkdedalus import Program
-from sparkdedalus.network import Fixed, Network, Uniform
+from sparkdedalus.network import Network
 from sparkdedalus.reference import run as reference_run
 from sparkdedalus.spark.compiler import RulePlan
 from sparkdedalus.spark.engine import Engine
@@ -66,22 +66,6 @@ BATCHES = int(os.environ.get("SPARKDEDALUS_DIFF_BATCHES", "0"))
 BATCH_SIZE = int(os.environ.get("SPARKDEDALUS_DIFF_BATCH_SIZE", "4"))
 SHRINK_SECONDS = float(os.environ.get("SPARKDEDALUS_DIFF_SHRINK_SECONDS", "900"))
 TICKS = 3  # for batches; single programs run their own 3 or 4 ticks
-
-SETTINGS = dict(deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.large_base_example, HealthCheck.filter_too_much])
-
-locations = st.sampled_from(LOCATIONS)
-#: Mostly the default network; some runs with random delays, omissions and crashes.
-networks = st.one_of(
-    st.just(Network()),
-    st.builds(Network,
-              delay=st.sampled_from([Fixed(), Uniform(1, 2), Uniform(1, 3)]),
-              seed=st.integers(0, 1000),
-              omissions=st.frozensets(st.tuples(locations, locations, st.integers(1, 3)), max_size=3),
-              crashes=st.dictionaries(locations, st.integers(1, 4), max_size=1)),
-)
-
 
 # ---------------------------------------------------------------- running and comparing
 

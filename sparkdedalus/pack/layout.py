@@ -170,8 +170,8 @@ class Layout:
 
     def read_sql(self, pack: str, name: str, kind: str = STATE, extra: tuple = ()) -> str:
         """SQL: `extract` from the pack `pack` (a view or subquery), with the
-        partition column when there is one (the loop's frames) and the `extra`
-        columns of the pack."""
+        partition column when there is one (the loop's frames) and the
+        bookkeeping columns `extra` of the pack (e.g. a message's `__sent`)."""
         columns = self._values(name) + list(extra) + self.bucket
         return f"SELECT {', '.join(columns)} FROM {pack} WHERE {self._rows_condition(name, kind)}"
 

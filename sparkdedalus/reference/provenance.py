@@ -81,6 +81,16 @@ class Provenance:
         leaves = [d for at, d in self._leaves.get((relation, row), ()) if at is None or at == tick]
         return tuple(leaves) + tuple(self._derived.get((relation, row, tick), ()))
 
+    def records(self, ticks: int) -> list:
+        """(FactAt, Derivation) for every derivation of every fact of ticks
+        1..`ticks` (those recorded for later ticks, by `@next` rules and
+        messages of the last ticks, left out), as the Spark engine's
+        `run.provenance` lists them (tests/test_provenance_spark.py)."""
+        facts = {FactAt(relation, row, tick) for (relation, row), found in self._leaves.items()
+                 for at, _ in found for tick in (range(1, ticks + 1) if at is None else (at,)) if 1 <= tick <= ticks}
+        facts |= {FactAt(*key) for key in self._derived if 1 <= key[2] <= ticks}
+        return [(fact, d) for fact in facts for d in self.derivations(fact.relation, fact.row, fact.tick)]
+
 
 class Recorder:
     """Collects the derivations while the evaluator runs; `finish` returns the
@@ -148,20 +158,15 @@ def _line(pos: ast.Pos) -> str:
     return f"{pos.file}:{pos.line}"
 
 
-def read_tick(atom: ast.Atom, tick: int) -> int:
-    """The tick a body atom reads when its rule runs at `tick`."""
-    return atom.time.tick if isinstance(atom.time, ast.TickTime) else tick
-
-
 def _body(program, rule, binding: dict, tick: int) -> tuple:
     return tuple(FactAt(atom.name, convert_row(tuple(_value(arg, binding) for arg in atom.args),
-                                               program.relations[atom.name].types), read_tick(atom, tick))
+                                               program.relations[atom.name].types), ast.read_tick(atom, tick))
                  for atom in rule.positive_atoms)
 
 
 def absent_atoms(rule, binding: dict, tick: int) -> tuple:
     """The rule's negated atoms under `binding`, as `Absent`s read at `tick`."""
-    return tuple(Absent(atom.name, tuple(_value(arg, binding) for arg in atom.args), read_tick(atom, tick))
+    return tuple(Absent(atom.name, tuple(_value(arg, binding) for arg in atom.args), ast.read_tick(atom, tick))
                  for atom in rule.negated_atoms)
 
 

@@ -42,7 +42,7 @@ from sparkdedalus.checks.normalize import is_wildcard, unwild_literal
 from sparkdedalus.reference.evaluator import bind_tick, match
 from sparkdedalus.network import Message
 from sparkdedalus.output import sort_key
-from sparkdedalus.reference.provenance import Absent, Derivation, FactAt, absent_atoms, read_tick
+from sparkdedalus.reference.provenance import Absent, Derivation, FactAt, absent_atoms
 from sparkdedalus.reference.values import EvaluationError, NoValue, compare, convert_row, evaluate
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_atom, format_literal, format_rule
@@ -270,8 +270,8 @@ def _best_match(trace, rule, head: dict, tick: int) -> Closest:
     _, binding, matched = best
     binding, failed = _conditions(rule, binding)
     done = {i for i, _ in matched}
-    missing = tuple(_pattern(atom, binding, read_tick(atom, tick)) for i, atom in enumerate(atoms) if i not in done)
-    present = tuple(_pattern(atom, binding, read_tick(atom, tick)) for atom in rule.negated_atoms
+    missing = tuple(_pattern(atom, binding, ast.read_tick(atom, tick)) for i, atom in enumerate(atoms) if i not in done)
+    present = tuple(_pattern(atom, binding, ast.read_tick(atom, tick)) for atom in rule.negated_atoms
                     if _matches_some(trace, atom, binding, tick))
     return Closest(rule.index, f"{rule.pos.file}:{rule.pos.line}", rule_text(rule), tick,
                    tuple(f for _, f in matched), missing, present, failed)
@@ -352,7 +352,7 @@ def _joins(trace, rule, binding: dict, tick: int, i: int, matched: tuple):
 
 def _extensions(trace, atom, binding: dict, tick: int):
     """(binding extended, the fact) for every fact of the tick `atom` reads that matches it."""
-    at = read_tick(atom, tick)
+    at = ast.read_tick(atom, tick)
     timed = bind_tick(atom, binding, tick)
     if timed is not None and 1 <= at <= tick:
         for row in sorted(trace.at(at)[atom.name], key=repr):
@@ -381,7 +381,7 @@ def _conditions(rule, binding: dict) -> tuple:
 
 
 def _matches_some(trace, atom: ast.Atom, binding: dict, tick: int) -> bool:
-    at = read_tick(atom, tick)
+    at = ast.read_tick(atom, tick)
     timed = bind_tick(atom, binding, tick)
     return timed is not None and 1 <= at <= tick and any(
         match(atom.args, row, timed) is not None for row in trace.at(at)[atom.name])
@@ -449,25 +449,25 @@ def _derivation_json(program, d) -> dict:
 
 # ------------------------------------------------------------ every derivation of a tick
 
-def derivation_records(trace, tick: int, names) -> list[dict]:
-    """Every derivation of every fact of the relations `names` at `tick`, one flat
-    record each (`run --provenance --format json`): the fact, then the fields of a
-    derivation in `why --format json`, with the body facts written out. Relations
-    by name, rows sorted, derivations in `Provenance.derivations` order.
+def derivation_records(program, found: list) -> list[dict]:
+    """Derivations `found` ((FactAt, Derivation), as `tick_derivations` lists
+    them) as flat records (`run --provenance --format json`, both engines): the
+    fact, then the fields of a derivation in `why --format json`, with the body
+    facts written out.
 
     >>> from sparkdedalus import Program
     >>> from sparkdedalus.reference import run
     >>> trace = run(Program.parse('q("a", 1)@1;\\np(L, X)@next :- q(L, X), notin r(L);'), ticks=2, provenance=True)
-    >>> derivation_records(trace, 2, ["p"])  # doctest: +NORMALIZE_WHITESPACE
+    >>> derivation_records(trace.program, tick_derivations(trace, 2, ["p"]))  # doctest: +NORMALIZE_WHITESPACE
     [{'relation': 'p', 'row': ['a', 1], 'tick': 2, 'kind': 'next', 'rule': 0, 'pos': '<string>:2',
       'text': 'p(L, X)@next :- q(L, X), notin r(L);', 'absent': [{'relation': 'r', 'pattern': ['a'], 'tick': 1}],
       'message': None, 'body': [{'relation': 'q', 'row': ['a', 1], 'tick': 1}]}]
     """
-    return [{**_fact_json(fact), **_derivation_json(trace.program, d), "body": [_fact_json(f) for f in d.body]}
-            for fact, d in _tick_derivations(trace, tick, names)]
+    return [{**_fact_json(fact), **_derivation_json(program, d), "body": [_fact_json(f) for f in d.body]}
+            for fact, d in found]
 
 
-def derivations_text(trace, tick: int, names) -> str:
+def derivations_text(program, found: list) -> str:
     """The same as `derivation_records`, as text (`run --provenance --format
     table`): each fact, each derivation under it as `why` labels it, and its body
     facts and absent atoms under that, one level deep.
@@ -475,25 +475,25 @@ def derivations_text(trace, tick: int, names) -> str:
     >>> from sparkdedalus import Program
     >>> from sparkdedalus.reference import run
     >>> trace = run(Program.parse('q("a", 1)@1;\\np(L, X)@next :- q(L, X), notin r(L);'), ticks=2, provenance=True)
-    >>> print(derivations_text(trace, 2, ["p"]))
+    >>> print(derivations_text(trace.program, tick_derivations(trace, 2, ["p"])))
     derivations (1)
       p("a", 1)@2
         @next from tick 1 by rule <string>:2: p(L, X)@next :- q(L, X), notin r(L);
           q("a", 1)@1
           r("a") was absent at 1
     """
-    found = _tick_derivations(trace, tick, names)
     lines = [f"derivations ({len(found)})"]
     for i, (fact, d) in enumerate(found):
         if i == 0 or found[i - 1][0] != fact:
             lines.append(f"  {_fact_text(fact)}")
-        lines.append(f"    {_label(trace.program, fact, d)}")
+        lines.append(f"    {_label(program, fact, d)}")
         lines += [f"      {_fact_text(f)}" for f in d.body] + [f"      {_absent_text(a)}" for a in d.absent]
     return "\n".join(lines)
 
 
-def _tick_derivations(trace, tick: int, names) -> list:
-    """(FactAt, Derivation) of every fact of `names` at `tick`, in output order."""
+def tick_derivations(trace, tick: int, names) -> list:
+    """(FactAt, Derivation) of every fact of `names` at `tick`, in output order:
+    relations by name, rows sorted, derivations in `Provenance.derivations` order."""
     return [(FactAt(name, row, tick), d) for name in sorted(names)
             for row in sorted(trace.relation(name, tick), key=sort_key)
             for d in trace.provenance.derivations(name, row, tick)]

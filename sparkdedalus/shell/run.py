@@ -18,7 +18,7 @@ nothing when the program declares no `.output`; `on` every relation the GC
 analysis finds a rule for; `off` nothing. When a printed relation is collected,
 a line on stderr says so, and `--format json` names it in `"gc_collected"`.
 `--stats` reports the persisted rows carried after every tick (both engines).
-`--provenance` (reference engine; not with csv) adds every derivation of every
+`--provenance` (not with csv, nor --store) adds every derivation of every
 printed fact: a `"provenance"` list of records in JSON, a derivations section
 after the table (docs/provenance.md).
 Exit codes: 0 success, 1 program or data errors (a run out of memory among
@@ -28,7 +28,6 @@ them), 2 usage errors (one line each).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 
@@ -93,7 +92,7 @@ def add_arguments(run, session_options: bool = True) -> None:
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     if session_options:
         run.add_argument("--provenance", action="store_true",
-                         help="also print every derivation of every printed fact (reference engine, json or table)")
+                         help="also print every derivation of every printed fact (json or table)")
         run.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
     add_hidden_strict(run)
 
@@ -125,21 +124,14 @@ def _run_reference(program, args) -> int:
     hidden = shown_collected(collect, names)
     text = render(args.format, tick, {name: trace.relation(name, tick) for name in names}, program, hidden)
     if args.provenance:
-        text = _with_provenance(args.format, text, trace, tick, names)
+        from sparkdedalus.reference.why import tick_derivations
+        from sparkdedalus.shell.provenance import with_provenance
+        text = with_provenance(args.format, text, program, tick_derivations(trace, tick, names))
     print(text)
     say_collected(hidden)
     if args.stats:
         _write_reference_stats(args.stats, trace, collect)
     return 0
-
-
-def _with_provenance(fmt: str, text: str, trace, tick: int, names: list) -> str:
-    """The output `text` with the derivations of its facts: JSON gains a
-    `"provenance"` key, a table a section after it."""
-    from sparkdedalus.reference.why import derivation_records, derivations_text
-    if fmt == "json":
-        return json.dumps({**json.loads(text), "provenance": derivation_records(trace, tick, names)})
-    return f"{text}\n\n{derivations_text(trace, tick, names)}"
 
 
 def _write_reference_stats(path: str, trace, collect: list) -> None:
@@ -156,8 +148,8 @@ def _write_reference_stats(path: str, trace, collect: list) -> None:
 def _check_options(args) -> None:
     """Refuse the options that do not go together and add the values they make:
     commit_period, conf_settings, and the --seed in network_model."""
-    if args.provenance and args.engine != "reference":
-        raise UsageError("provenance is recorded by the reference engine only: --engine reference")
+    if args.provenance and args.store:
+        raise UsageError("--provenance is recorded from the run in memory: not with --store")
     if args.provenance and args.format == "csv":
         raise UsageError("--provenance prints with --format json or table: a CSV of facts has no place for "
                          "derivations")

@@ -157,7 +157,12 @@ def _run_counted(spark, program, args, started: float, jobs: _JobCounter) -> int
     with JobNames(spark).scope("result", tick):
         facts = run.facts(tick, relations=names)
     hidden = shown_collected(args.gc_rules, names)
-    print(render(args.format, tick, facts, program, hidden))
+    text = render(args.format, tick, facts, program, hidden)
+    if args.provenance:
+        from sparkdedalus.shell.provenance import spark_derivations, with_provenance
+        with JobNames(spark).scope("provenance", tick):
+            text = with_provenance(args.format, text, program, spark_derivations(run, tick, facts))
+    print(text)
     say_collected(hidden)
     if args.stats:
         _write_stats(args.stats, run, facts, per_tick_jobs, time.perf_counter() - started, args.gc_rules)
@@ -179,7 +184,8 @@ def _run(engine, program, args, progress):
     """Engine.run with the command's options, and a line on the store written."""
     run = engine.run(program, ticks=args.tick_count, network=args.network_model, progress=progress,
                      inputs_dir=args.inputs, store=args.store, resume=args.resume,
-                     store_writer=args.store_writer, commit_every=args.commit_period, gc=args.gc_rules)
+                     store_writer=args.store_writer, commit_every=args.commit_period, gc=args.gc_rules,
+                     provenance=args.provenance)
     if run.store is not None:
         store = run.store
         resumed = f", resumed after tick {store.resumed_from}" if store.resumed_from else ""

@@ -45,8 +45,19 @@ CROSS_JOIN_HINT = "shuffle_replicate_nl"
 CHOICE_SEPARATOR = "\x1f"
 
 
+#: the columns `RulePlan.derivations` adds: the body's facts and the negated atoms' patterns
+BODY, ABSENT = "__body", "__absent"
+BODY_TYPE = "STRUCT<relation: STRING, row: ARRAY<STRING>, tick: BIGINT>"
+ABSENT_TYPE = "STRUCT<relation: STRING, pattern: ARRAY<STRING>, tick: BIGINT>"
+
+
 def _unchanged(sql: str) -> str:
     return sql
+
+
+def _array(elements: list, element_type: str) -> str:
+    """SQL: an array of `elements` (SQL), typed even when empty."""
+    return f"CAST(array({', '.join(elements)}) AS ARRAY<{element_type}>)"
 
 
 def _bound(name: str, computed: list) -> str:
@@ -264,12 +275,60 @@ class RulePlan:
         `narrow(sql)` is applied after every join: the runtime passes a
         `COALESCE(1)` when it keeps a tick in one partition, because a join's
         output no longer says so and the next join would shuffle."""
-        name, columns = self.bindings(statement, read, tick, narrow)
+        name, _ = self.bindings(statement, read, tick, narrow)
+        return self._head(statement, name, narrow)
+
+    def derivations(self, statement: Statement, read, tick: int, narrow=_unchanged) -> str:
+        """The subquery of the head facts as `evaluate` derives them, each with
+        how it came (why-provenance, spark/provenance.py): `__body`, the body
+        atoms' facts (`relation`, `row` printed as `spark_string`, the `tick`
+        read) in body order, and `__absent`, the negated atoms' patterns (NULL
+        for a variable the body binds nowhere else). A row per binding; an
+        aggregate's row one per group, its body every fact of the group
+        (sorted), but for `@async`: one per binding and sender, as sent.
+
+        >>> from sparkdedalus.program import Program
+        >>> program = Program.parse('.decl e(a: int)\\n.decl q(a: int, b: string)\\np(X) :- e(X), notin q(X, _);')
+        >>> statement = Statement()
+        >>> head = RulePlan(program.rules[0], program).derivations(statement, lambda atom, occurrence: atom.name, 3)
+        >>> sql = statement.render(head)  # e(X)'s fact, and q(X, _) with X bound and _ any value
+        >>> "named_struct('relation', 'e', 'row', array(CAST(CAST(`v0` AS bigint) AS STRING)), 'tick', 3L)" in sql
+        True
+        >>> "'pattern', CAST(array(CAST(`v0` AS STRING), CAST(NULL AS STRING)) AS ARRAY<STRING>)" in sql
+        True
+        """
+        name, _ = self.bindings(statement, read, tick, narrow)
+        body = [self._fact_sql(atom, tick) for atom in self.positive]
+        absent = [self._absent_sql(atom, tick) for atom in self.rule.negated_atoms]
+        witnessed = statement.name(f"SELECT *, {_array(body, BODY_TYPE)} AS `{BODY}`, "
+                                   f"{_array(absent, ABSENT_TYPE)} AS `{ABSENT}` FROM {name}")
+        return self._head(statement, witnessed, narrow, witness=True)
+
+    def _fact_sql(self, atom: ast.Atom, tick: int) -> str:
+        """SQL: the fact a positive atom matched under the binding, printed."""
+        types = self.program.relations[atom.name].types
+        row = [spark_string_sql(f"CAST({sql_expr(arg, self.columns, self.types)} AS {SPARK_TYPES[t]})", t)
+               for arg, t in zip(atom.args, types)]
+        return (f"named_struct('relation', {sql_literal(atom.name)}, 'row', array({', '.join(row)}), "
+                f"'tick', {ast.read_tick(atom, tick)}L)")
+
+    def _absent_sql(self, atom: ast.Atom, tick: int) -> str:
+        """SQL: a negated atom's pattern under the binding, printed (NULL: unbound)."""
+        pattern = [spark_string_sql(sql_expr(arg, self.columns, self.types), expr_type(arg, self.types))
+                   if isinstance(arg, ast.Const) or arg.name in self.columns else "CAST(NULL AS STRING)"
+                   for arg in atom.args]
+        return (f"named_struct('relation', {sql_literal(atom.name)}, 'pattern', "
+                f"{_array(pattern, 'STRING')}, 'tick', {ast.read_tick(atom, tick)}L)")
+
+    def _head(self, statement: Statement, name: str, narrow, witness: bool = False) -> str:
+        """The head facts of the bindings `name`; with `witness`, with their
+        `__body` and `__absent` (see `derivations`)."""
         head = self.rule.head
         types = self.program.relations[head.name].types
         out = relation_columns(head.arity)
         sender = []  # SQL text of the sender column of an @async rule
         kept = self.carried if self.rule.delivery != "async" else []
+        witnesses = [f"`{BODY}`", f"`{ABSENT}`"] if witness else []
         if self.rule.delivery == "async":
             location = self.positive[0].args[0]
             text = spark_string_sql(sql_expr(location, self.columns, self.types), expr_type(location, self.types))
@@ -277,26 +336,32 @@ class RulePlan:
         if not self.rule.is_aggregate:
             cols = [f"CAST({sql_expr(arg, self.columns, self.types)} AS {SPARK_TYPES[t]}) AS `{c}`"
                     for arg, t, c in zip(head.args, types, out)]
-            result = f"SELECT {', '.join(cols + sender + kept)} FROM {name}"
+            result = f"SELECT {', '.join(cols + sender + kept + witnesses)} FROM {name}"
         else:
             groups = [f"{sql_expr(arg, self.columns, self.types)} AS `{c}`"
                       for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + sender
             aggs = [f"{self._aggregate_sql(arg)} AS `{c}`"
                     for arg, c in zip(head.args, out) if isinstance(arg, ast.Aggregate)]
-            grouped = statement.name(
-                f"SELECT {', '.join(groups + [f'`{c}`' for c in self.columns.values()] + kept)} FROM {name}")
+            variables = [f"`{c}`" for c in self.columns.values()]
+            grouped = statement.name(f"SELECT {', '.join(groups + variables + kept + witnesses)} FROM {name}")
             keys = [f"`{c}`" for arg, c in zip(head.args, out) if not isinstance(arg, ast.Aggregate)] + kept
             group_by = f" GROUP BY {', '.join(keys)}" if keys else ""
-            result = statement.name(f"SELECT {', '.join(keys + aggs)} FROM {grouped}{group_by}")
+            # a group's derivation: every fact of the group (an @async one: per binding, below)
+            merged = [f"array_sort(array_distinct(flatten(collect_list({w})))) AS {w}"
+                      for w in witnesses if not sender]
+            result = statement.name(f"SELECT {', '.join(keys + aggs + merged)} FROM {grouped}{group_by}")
             if sender:
                 # a group's row is sent by every sender among the group's bindings
-                senders = statement.name(f"SELECT DISTINCT {', '.join(keys + [SOURCE_COLUMN])} FROM {grouped}")
+                per_binding = [f"array_distinct({w}) AS {w}" for w in witnesses]
+                senders = statement.name(
+                    f"SELECT DISTINCT {', '.join(keys + [SOURCE_COLUMN] + per_binding)} FROM {grouped}")
                 result = statement.name(narrow(
                     f"SELECT /*+ {JOIN_HINT}(r) */ * FROM {result} l JOIN {senders} r USING ({', '.join(keys)})"
                     if keys else
                     f"SELECT /*+ {CROSS_JOIN_HINT}(r) */ * FROM {result} l CROSS JOIN {senders} r"))
             cast = [f"CAST(`{c}` AS {SPARK_TYPES[t]}) AS `{c}`" for c, t in zip(out, types)]
-            result = f"SELECT {', '.join(cast + ([f'`{SOURCE_COLUMN}`'] if sender else []) + kept)} FROM {result}"
+            result = (f"SELECT {', '.join(cast + ([f'`{SOURCE_COLUMN}`'] if sender else []) + kept + witnesses)}"
+                      f" FROM {result}")
         return statement.name(f"SELECT * FROM ({result}) WHERE {' AND '.join(f'`{c}` IS NOT NULL' for c in out)}")
 
     def _aggregate_sql(self, agg: ast.Aggregate) -> str:

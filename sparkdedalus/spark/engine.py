@@ -48,7 +48,7 @@ class Engine:
             keep_history: bool = True, partitions: int | None = None, progress=None, store: str | None = None,
             resume: bool = False, store_writer: str = "auto", inputs_dir: str | None = None,
             commit_every: int = 1, gc: bool | str | list = False, policy: bool = True,
-            count_exchanges: bool = False) -> Run:
+            count_exchanges: bool = False, provenance: bool = False) -> Run:
         """Run ticks 1..ticks. `edb` maps relation names to DataFrames or lists of
         rows holding at every tick; `.input` files are read relative to
         `inputs_dir` (default: the declaring file's directory). Without
@@ -80,9 +80,16 @@ class Engine:
         analyses' distribution policies (by location where a component has
         none), so that a component's joins shuffle nothing; `policy=False`
         leaves the shuffles to Spark (docs/engine.md). `count_exchanges=True`
-        fills `TickStats.exchanges` (it plans every materialised frame twice)."""
+        fills `TickStats.exchanges` (it plans every materialised frame twice).
+
+        `provenance=True` gives `Run.provenance`: every derivation of every fact
+        of ticks 1..ticks as a DataFrame (spark/provenance.py), computed when
+        read from the packs of every tick, which the run then keeps. Without it
+        (the default) the run is unchanged. Not with `store`."""
         if ticks < 1:
             raise ValueError("ticks must be at least 1")
+        if provenance and store is not None:
+            raise ValueError("provenance is recorded from the packs in memory: not with store")
         if commit_every < 1:
             raise ValueError("commit_every must be at least 1")
         if store is not None and network is not None and network.capacity is not None:
@@ -107,11 +114,16 @@ class Engine:
                 writer.names = names
                 keep_history = False
             try:
-                self._ticks(loop, state, program, ticks, writer, keep_history, commit_every, progress, names)
+                self._ticks(loop, state, program, ticks, writer, keep_history or provenance, commit_every,
+                            progress, names)
             finally:
                 if writer is not None:
                     writer.close()
-        return Run(program, loop, state, ticks, writer, job_id)
+        recorded = None
+        if provenance:
+            from sparkdedalus.spark.provenance import provenance as derivations
+            recorded = derivations(self.spark, program, loop, state, ticks, static, stamped)
+        return Run(program, loop, state, ticks, writer, job_id, recorded)
 
     @staticmethod
     def _ticks(loop, state, program, ticks, writer, keep_history, commit_every, progress, names) -> None:

@@ -4,6 +4,7 @@ store at every committed tick, read from the packs the tick loop kept.
     run = Engine(spark).run(program, ticks=5)
     run.relation("log", tick=2).show()
     run.facts(3)                          # {relation: set of rows}, one job
+    run.provenance                        # with provenance=True: the derivations (spark/provenance.py)
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ class Run:
     at every committed tick."""
 
     def __init__(self, program: Program, loop: TickLoop, state: LoopState, ticks: int, store=None,
-                 job_id: str = ""):
+                 job_id: str = "", provenance: DataFrame | None = None):
         self.program = program
+        #: every derivation of every fact of ticks 1..ticks (spark/provenance.py) when the
+        #: run was asked for it (`Engine.run(..., provenance=True)`), else None
+        self.provenance = provenance
         #: the run's Spark jobs carry the tag `sparkdedalus-run-<job_id>` (`spark.interruptTag` cancels them)
         self.job_id = job_id
         self.ticks = ticks

@@ -299,6 +299,15 @@ def expr_vars(expr) -> list[Var]:
     return []
 
 
+def read_tick(atom: Atom, tick: int) -> int:
+    """The tick a body atom reads when its rule runs at `tick`: `@k` reads k.
+
+    >>> read_tick(Atom("p", (), TickTime(2)), 5), read_tick(Atom("p", ()), 5)
+    (2, 5)
+    """
+    return atom.time.tick if isinstance(atom.time, TickTime) else tick
+
+
 def atom_vars(atom: Atom) -> list[Var]:
     """The variables of an atom's arguments and of its `@T` qualifier."""
     found = [v for arg in atom.args for v in expr_vars(arg)]

@@ -1,0 +1,194 @@
+"""Why-provenance as data on the Spark engine: every derivation of every fact of
+ticks 1..N, one DataFrame (`Engine.run(..., provenance=True)` gives it as
+`run.provenance`; docs/provenance.md).
+
+A pass over the run's recorded states, after the run: the tick loop is not
+changed. A rule's derivation is a binding of its body that holds on the final
+state of the tick its body reads, so each rule is compiled once more
+(`RulePlan.derivations`, the same SQL as the run's) and evaluated on each
+tick's final state, from the packs the run keeps:
+
+- `rule`: a deductive rule on the final state of t, recorded at t;
+- `next`: an `@next` rule on the final state of t, recorded at t + 1 (a
+  persistence rule's facts that GC collects at t excepted);
+- `message`: an `@async` rule on the final state of the send tick t, joined
+  with the messages of the pack of t that arrive (a lost one derives nothing),
+  recorded at the arrival;
+- leaves: `fact` (a fact of the program), `input` (`edb=` and `.input` rows),
+  `crash` (a `crash` fact of the failure model), at each tick they hold.
+
+Values are printed as `spark_string` prints them (`row`, `body[].row`,
+`absent[].pattern`, NULL in a pattern for any value). An aggregate's fact has
+one derivation per group, its body every fact of the group, sorted; an
+`@async` aggregate one per binding that sent it (as the reference records).
+The frame is a set: a derivation found twice is listed once.
+
+    run = Engine(spark).run(program, ticks=3, provenance=True)
+    run.provenance.where("relation = 'log' AND tick = 3").show(truncate=False)
+
+Collecting it is one Spark SQL query over every tick (its plan grows with
+ticks x rules): see docs/provenance.md for its cost.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField, StructType)
+
+from sparkdedalus.inputs import TICK
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYPES, relation_columns
+from sparkdedalus.program import CRASH, Program
+from sparkdedalus.spark.compiler import ABSENT, BODY, RulePlan
+from sparkdedalus.spark.expressions import sql_literal
+from sparkdedalus.spark.runtime import SIZE_BOUND, partitions_for
+from sparkdedalus.spark.statement import Statement, Views
+from sparkdedalus.syntax import ast
+from sparkdedalus.values import convert
+from udfs.registry import spark_string, spark_string_sql
+
+_FACT = StructType([StructField("relation", StringType()), StructField("row", ArrayType(StringType())),
+                    StructField("tick", LongType())])
+_ABSENT = StructType([StructField("relation", StringType()), StructField("pattern", ArrayType(StringType())),
+                      StructField("tick", LongType())])
+_MESSAGE = StructType([StructField("sender", StringType()), StructField("send_tick", LongType()),
+                       StructField("receiver", StringType()), StructField("arrival", LongType())])
+#: the columns of `run.provenance`: the fact (relation, row, tick) and one derivation of it
+SCHEMA = StructType([
+    StructField("relation", StringType()), StructField("row", ArrayType(StringType())),
+    StructField("tick", LongType()), StructField("kind", StringType()), StructField("rule", IntegerType()),
+    StructField("pos", StringType()), StructField("body", ArrayType(_FACT)),
+    StructField("absent", ArrayType(_ABSENT)), StructField("message", _MESSAGE)])
+_COLUMNS = ", ".join(f"CAST({f.name} AS {f.dataType.simpleString()}) AS {f.name}" for f in SCHEMA.fields)
+_NONE = ", ".join(f"CAST(NULL AS {f.dataType.simpleString()}) AS {f.name}" for f in SCHEMA.fields)
+_KIND = {"now": "rule", "next": "next", "async": "message"}
+
+
+def provenance(spark: SparkSession, program: Program, loop, state, ticks: int,
+               static: dict, stamped: dict) -> DataFrame:
+    """The derivations of a run of ticks 1..`ticks` (columns `SCHEMA`), from
+    its `loop` (a `TickLoop`), its `state` (a `LoopState`, every tick's pack
+    kept) and the inputs it read (`static`, `stamped`: as `Engine.run` gives
+    them the loop). Builds plans only: no Spark job. Where every tick of the
+    run fitted in one partition, so does every join of the pass."""
+    views = Views(spark)
+    try:
+        named = {t: views.of(loop.full(state.packs[t])) for t in range(1, ticks + 1)}  # every fact of t
+        plans = [RulePlan(rule, program, loop.network.seed) for rule in program.rules]
+        largest = max(s.facts for s in state.stats)
+        one = loop.fixed_partitions in (None, 1) and partitions_for(largest, loop.most_partitions) == 1
+        derived = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks, one)) for t in range(1, ticks + 1)]
+        leaves = _leaves(spark, program, loop, state, ticks, static, stamped)
+        return reduce(DataFrame.unionAll, leaves + derived).distinct()
+    finally:
+        views.drop()  # the frames keep the packs they read
+
+
+def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks: int, one: bool) -> str:
+    """SQL: the derivations that the rules' bindings on the final state of
+    `tick` give (`@next` ones only before the last tick); with `one`, each
+    join kept in one partition."""
+    statement, layout, view = Statement(), loop.layout, named[tick]
+
+    def read(atom, occurrence):
+        at = ast.read_tick(atom, tick)
+        if at not in named or at > tick:
+            return f"SELECT * FROM ({layout.read_sql(view, atom.name)}) WHERE false"
+        return layout.read_sql(named[at], atom.name)
+
+    def narrow(sql: str) -> str:  # as the loop's one-partition ticks: no join shuffles
+        return f"SELECT /*+ COALESCE(1) */ * FROM {statement.name(sql)} LIMIT {SIZE_BOUND}" if one else sql
+
+    parts = [_rule_sql(program, loop, plan, statement, read, narrow, view, tick, ticks)
+             for plan in plans if plan.rule.delivery != "next" or tick < ticks]
+    if not parts:
+        return f"SELECT {_NONE} FROM range(0, 1, 1, 1) WHERE false"
+    union = " UNION ALL ".join(f"SELECT {_COLUMNS} FROM ({part})" for part in parts)
+    return statement.render(union)
+
+
+def _rule_sql(program: Program, loop, plan: RulePlan, statement: Statement, read, narrow, view: str,
+              tick: int, ticks: int) -> str:
+    """SQL: the derivations of one rule's bindings on the final state of `tick`
+    (the pack `view`): at `tick` for a deductive rule, at tick + 1 for an
+    `@next` one (less what GC collects from a persistence rule), at the
+    arrival within the run for an `@async` one."""
+    rule, layout = plan.rule, loop.layout
+    name, types = rule.head.name, program.relations[rule.head.name].types
+    found = statement.name(plan.derivations(statement, read, tick, narrow))
+    columns = relation_columns(len(types))
+    row = f"array({', '.join(spark_string_sql(f'`{c}`', t) for c, t in zip(columns, types))})"
+    at, message = f"{tick}L", "NULL"
+    if rule.delivery == "next" and rule.persistence and name in loop.collected:
+        garbage = statement.name(layout.read_sql(view, name, GARBAGE))
+        found = statement.name(f"SELECT * FROM {found} l LEFT ANTI JOIN {garbage} r USING ({', '.join(columns)})")
+    if rule.delivery == "next":
+        at = f"{tick + 1}L"
+    elif rule.delivery == "async":
+        sent = statement.name(layout.read_sql(view, name, MESSAGE, ("__sent", "__arrival", SOURCE_COLUMN)))
+        arriving = statement.name(f"SELECT * FROM {sent} WHERE __sent = {tick} AND __arrival <= {ticks}")
+        found = statement.name(f"SELECT * FROM {found} JOIN {arriving} USING ({', '.join(columns + [SOURCE_COLUMN])})")
+        at = "__arrival"
+        message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, 'receiver', {row}[0], "
+                   f"'arrival', __arrival)")
+    return (f"SELECT {sql_literal(name)} AS relation, {row} AS row, {at} AS tick, '{_KIND[rule.delivery]}' AS kind, "
+            f"{rule.index} AS rule, {sql_literal(_line(rule.pos))} AS pos, {BODY} AS body, {ABSENT} AS absent, "
+            f"{message} AS message FROM {found}")
+
+
+def _leaves(spark: SparkSession, program: Program, loop, state, ticks: int, static: dict, stamped: dict) -> list:
+    """Frames of the leaves: the program's facts, the input rows and the crash
+    facts, at each tick of 1..`ticks` they hold."""
+    every = f"explode(sequence(1L, {ticks}L))"
+    facts = [(f.atom.name, _printed(f.row, program.relations[f.atom.name].types), f.tick, _line(f.pos))
+             for f in program.facts if f.tick is None or 1 <= f.tick <= ticks]
+    frames = []
+    if facts:
+        frame = spark.createDataFrame(facts, "relation string, row array<string>, at bigint, pos string")
+        frames.append(_leaf(frame, "relation", "row", f"explode(CASE WHEN at IS NULL THEN sequence(1L, {ticks}L) "
+                                                      "ELSE array(at) END)", "fact", "pos"))
+    for name, frame in static.items():
+        types = program.relations[name].types
+        if isinstance(frame, list):  # rows given to Engine.run as a list
+            frame = spark.createDataFrame([(_printed(r, types),) for r in frame], "row array<string>")
+            frames.append(_leaf(frame, sql_literal(name), "row", every, "input"))
+        else:
+            frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, types), every, "input"))
+    for name, (frame, _) in stamped.items():
+        frame = frame.where(f"{TICK} BETWEEN 1 AND {ticks}")
+        frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, program.relations[name].types),
+                            f"CAST({TICK} AS BIGINT)", "input"))
+    if CRASH in program.relations and loop.network.crashes:  # the same at every tick: tick 1's
+        crashes = loop.layout.extract(loop.full(state.packs[1]), CRASH)
+        frames.append(_leaf(crashes, f"'{CRASH}'", _row_sql(crashes, program.relations[CRASH].types), every, "crash"))
+    return frames
+
+
+def _leaf(frame: DataFrame, relation: str, row: str, tick: str, kind: str, pos: str = "''") -> DataFrame:
+    """Leaf derivations (columns `SCHEMA`) of `frame`'s rows; the arguments are SQL over its columns."""
+    return frame.selectExpr(f"{relation} AS relation", f"{row} AS row", f"{tick} AS tick", f"'{kind}' AS kind",
+                            f"{pos} AS pos").selectExpr(
+        "relation", "row", "tick", "kind", "CAST(NULL AS INT) AS rule", "pos",
+        f"CAST(array() AS {SCHEMA['body'].dataType.simpleString()}) AS body",
+        f"CAST(array() AS {SCHEMA['absent'].dataType.simpleString()}) AS absent",
+        f"CAST(NULL AS {_MESSAGE.simpleString()}) AS message")
+
+
+def _row_sql(frame: DataFrame, types: tuple) -> str:
+    """SQL: a frame's first len(types) columns, typed and printed, as an array."""
+    printed = [spark_string_sql(f"CAST(`{c}` AS {SPARK_TYPES[t]})", t) for c, t in zip(frame.columns, types)]
+    return f"array({', '.join(printed)})"
+
+
+def _printed(row: tuple, types: tuple) -> list:
+    """A row of Python values as its column types print it.
+
+    >>> _printed((1, 2, "a"), ("int", "double", "string"))
+    ['1', '2.0', 'a']
+    """
+    return [spark_string(convert(v, t)) for v, t in zip(row, types)]
+
+
+def _line(pos) -> str:
+    return f"{pos.file}:{pos.line}"
