@@ -205,8 +205,7 @@ class TickLoop:
         #: input adds to at some tick: materialised once, read from there,
         #: never copied into a tick's pack (see `full`)
         self.apart = {n for n in frames if n not in varying} if input_apart else set()
-        self.input_pack, self.input_rows_apart = self._static_pack(
-            {n: f for n, f in frames.items() if n in self.apart}, distinct=True)
+        self.input_pack, self.input_rows_apart = self._static_pack({n: f for n, f in frames.items() if n in self.apart})
         self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in self.apart})
         self.static_names = set(frames)
         self._sized(self.input_rows_apart + static_rows)
@@ -304,10 +303,11 @@ class TickLoop:
         located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
         return known.unionAll(located).distinct()
 
-    def _static_pack(self, frames: dict, distinct: bool = False) -> tuple[DataFrame | None, int]:
+    def _static_pack(self, frames: dict) -> tuple[DataFrame | None, int]:
         """Facts true at every tick, packed and materialised once (one job), and
-        their rows (a replicated relation's counted once); with `distinct`,
-        each fact once (in each bucket it is copied to)."""
+        their rows (a replicated relation's counted once). As a tick's start,
+        they may hold a fact twice (an input's repeated row): rules read
+        relations as sets, and a pack, or `full`, holds each fact once."""
         if not frames:
             return None, 0
         pack = self._union([self.layout.part_sql(n, STATE, self._name(self._bucketed(n, self.views.of(f))))
@@ -316,8 +316,6 @@ class TickLoop:
             pack = f"SELECT /*+ REPARTITION({self.most_partitions}, {PARTITION_COLUMN}) */ * FROM {self._name(pack)}"
         elif self.partitions > 1:
             pack = f"SELECT /*+ REPARTITION({self.partitions}) */ * FROM {self._name(pack)}"
-        if distinct:  # partitioned by a column of the row already: no other shuffle
-            pack = f"SELECT DISTINCT * FROM {self._name(pack)}"
         pack, (_, rows) = self._materialised(pack, self.layout.home_copy())
         self._end_statement()
         return pack, rows
@@ -475,8 +473,10 @@ class TickLoop:
         return self.layout.read_sql(self.views.of(self.input_pack), name)
 
     def full(self, pack: DataFrame) -> DataFrame:
-        """A tick's pack with the relations kept apart (`apart`): every fact of the tick."""
-        return pack if self.input_pack is None else pack.unionAll(self.input_pack.where(self.layout.home_copy()))
+        """A tick's pack with the relations kept apart (`apart`): every fact of
+        the tick, once (the distinct is planned, computed by who reads)."""
+        return pack if self.input_pack is None else \
+            pack.unionAll(self.input_pack.where(self.layout.home_copy()).distinct())
 
     def _surviving(self, name: str) -> str:
         """SQL: collected relation `name`'s final state in the previous pack less its garbage."""
