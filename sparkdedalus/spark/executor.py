@@ -194,17 +194,20 @@ class Executor:
             else:  # the messages the nodes take in (spark/queues.py)
                 self._inbox = self.sql.cut(self.plan.queues.inbox_sql(self._previous, tick))
                 arriving.append(self.layout.relabel_sql(self._inbox, "__take"))
-        sources = ([self.sql.views.of(self.loader.static_pack)] if self.loader.static_pack is not None else []) + arriving
+        static = self.loader.static_pack
+        sources = ([self.sql.views.of(static)] if static is not None else []) + arriving
         if previous is not None and self.plan.carried:
             # identity @next rules are not evaluated: the carried relations'
             # final state of the previous tick is read directly
             names = ", ".join(f"'{n}'" for n in sorted(self.plan.carried - self.plan.collected))
             if names:
                 sources.append(self.layout.relabel_sql(self._previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
-            sources += [self.layout.part_sql(n, STATE, self.sql.name(self._surviving(n))) for n in sorted(self.plan.collected)]
+            sources += [self.layout.part_sql(n, STATE, self.sql.name(self._surviving(n)))
+                        for n in sorted(self.plan.collected)]
         start = self.sql.cut(self.sql.union(sources)) if sources else None
         self.sizer.tick_partitions = self.sizer.partitions
-        if previous is not None and self.plan.partitioner is not None and self.sizer.pack_partitions != self.sizer.partitions:
+        repartitioned = self.sizer.pack_partitions != self.sizer.partitions
+        if previous is not None and self.plan.partitioner is not None and repartitioned:
             start = self.sql.name(self.sql.spread(start))  # the previous pack is not in this tick's partitions
         current = Frames(lambda name: self.loader.read_apart(name) if name in self.plan.apart
                          else self.layout.read_sql(start, name) if start is not None and name in self.plan.may_start
@@ -260,7 +263,8 @@ class Executor:
         plan = self.plan.plans[rule.index]
         if news is None or rule.index not in self.plan.differential:
             return self.sql.placed(rule, self._evaluate(plan, self._reader(current, tick, state), tick))
-        derived = [self.sql.placed(rule, self._evaluate(plan, self._reader(current, tick, state, delta=(i, news)), tick))
+        derived = [self.sql.placed(rule,
+                                   self._evaluate(plan, self._reader(current, tick, state, delta=(i, news)), tick))
                    for i, atom in enumerate(plan.positive) if atom.name in news]
         return self.sql.union(derived) if derived else None
 
@@ -374,7 +378,8 @@ class Executor:
         keys, value = self._lattice_columns(lattice)
         columns = ", ".join(f"{lattice.func}(`{c}`) AS `{c}`" if c == value else f"`{c}`"
                             for c in self.sql.columns(lattice.relation))
-        return self.sql.narrow(f"SELECT {columns} FROM {self.sql.name(sql)} GROUP BY {', '.join(f'`{k}`' for k in keys)}")
+        groups = ", ".join(f"`{k}`" for k in keys)
+        return self.sql.narrow(f"SELECT {columns} FROM {self.sql.name(sql)} GROUP BY {groups}")
 
     def _improved(self, lattice, candidates: str, known: str) -> str:
         """SQL: the rows of `candidates` (one a group) better than every row of
@@ -441,9 +446,10 @@ class Executor:
         for rule in self.program.rules:
             if rule.delivery == "now" or rule.persistence:
                 continue
-            derived = self.sql.name(self.sql.placed(rule, self._evaluate(self.plan.plans[rule.index], reader, tick), spread=False))
+            plan = self.plan.plans[rule.index]
+            derived = self.sql.name(self.sql.placed(rule, self._evaluate(plan, reader, tick), spread=False))
             name = rule.head.name
-            local = self.plan.partitioner is not None and self.plan.plans[rule.index].partitioned and rule.delivery == "next"
+            local = self.plan.partitioner is not None and plan.partitioned and rule.delivery == "next"
             if rule.delivery == "next":
                 (parts if local else moved).append(self.layout.part_sql(name, NEXT, derived))
             elif self.plan.queues is not None:
@@ -457,7 +463,8 @@ class Executor:
         if self.plan.queues is not None:
             moved += self._queued(queued, tick)
         if moved:
-            parts.append(self.sql.spread(self.sql.union(moved)) if self.plan.partitioner is not None else self.sql.union(moved))
+            union = self.sql.union(moved)
+            parts.append(self.sql.spread(union) if self.plan.partitioner is not None else union)
         if self._previous is not None and self.plan.queues is None:
             parts.append(f"SELECT * FROM {self._previous} WHERE __kind = '{MESSAGE}' AND __arrival > {tick}")
         if not parts:
