@@ -42,7 +42,7 @@ else there (the JVM's standard output is sent to standard error). Every line has
 - "text_facts": a program with many facts in its text (half at every tick, half stamped
   over 10 ticks), the tick loop's set-up (plan build and the static facts' job) and its
   ticks, with the facts loaded from Arrow (the engine's choice above
-  `runtime.INLINE_ROWS`) and inlined as literal arrays (the choice forced); each tick's
+  `loader.INLINE_ROWS`) and inlined as literal arrays (the choice forced); each tick's
   join result against a count by hand;
 - "ramp": benchmarks/programs/ramp_bench.ded, a RAMP-sized program (47 rules, 40
   relations: multi-phase commit with reads, versions and sequence numbers,
@@ -1055,7 +1055,9 @@ TEXT_FACTS_WORKLOAD = ("facts/2 edge(\"g\", i, i+1) at every tick, facts/2 event
 def text_facts(spark, jobs, facts: int, ticks: int, limit: float) -> None:
     """The tick loop on a program with `facts` facts in its text, loaded and inlined."""
     from sparkdedalus import Program
-    from sparkdedalus.spark import runtime
+    from sparkdedalus.spark import loader
+    from sparkdedalus.spark.executor import LoopState
+    from sparkdedalus.spark.loop import TickLoop
 
     half = facts // 2
     lines = [f'edge("g", {i}, {i + 1});' for i in range(half)]
@@ -1063,16 +1065,16 @@ def text_facts(spark, jobs, facts: int, ticks: int, limit: float) -> None:
     program = Program.parse("\n".join(lines + ["hit(L, X, Y) :- event(L, X), edge(L, X, Y);"]))
     # by hand: event i is at tick i % 10 + 1 and has an edge when i < half
     expected = {t: sum(1 for i in range(facts - half) if i % 10 + 1 == t and i < half) for t in range(1, ticks + 1)}
-    threshold = runtime.INLINE_ROWS
+    threshold = loader.INLINE_ROWS
     results = {}
     for mode, inline_rows in (("loaded", threshold), ("inlined", 10**12)):
         def go():
-            runtime.INLINE_ROWS = inline_rows
+            loader.INLINE_ROWS = inline_rows
             try:
                 started = time.perf_counter()
-                loop = runtime.TickLoop(spark, program)
+                loop = TickLoop(spark, program)
                 build = time.perf_counter() - started
-                state = runtime.LoopState()
+                state = LoopState()
                 previous = None
                 for tick in range(1, ticks + 1):
                     previous = state.packs[tick] = loop.run_tick(tick, previous, state)
@@ -1082,7 +1084,7 @@ def text_facts(spark, jobs, facts: int, ticks: int, limit: float) -> None:
                         "tick_seconds_median": median(x.seconds for x in state.stats),
                         "correct": hits == expected}
             finally:
-                runtime.INLINE_ROWS = threshold
+                loader.INLINE_ROWS = threshold
         status, value, seconds = limited(spark, jobs, f"text-{mode}", limit, go)
         results[mode] = {"status": status, "seconds": seconds, **(value or {})}
         log(f"text facts {facts} {mode}: {status} {seconds}s")

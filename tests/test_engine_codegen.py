@@ -15,7 +15,7 @@ from engine_helpers import EXAMPLES, compared_run
 from sparkdedalus import Program
 from sparkdedalus.spark import codegen
 from sparkdedalus.spark.engine import Engine
-from sparkdedalus.spark.runtime import TickLoop
+from sparkdedalus.spark.executor import Executor
 
 pytestmark = pytest.mark.spark
 
@@ -27,12 +27,12 @@ PROGRAM = Program.from_files(os.path.join(EXAMPLES, "broadcast.ded"))
 def seen(monkeypatch):
     """(tick, whole-stage setting while the tick ran) of every tick run."""
     found = []
-    inner = TickLoop._tick
+    inner = Executor._tick
 
     def spy(self, tick, *args):
         found.append((tick, self.spark.conf.get(WHOLE_STAGE)))
         return inner(self, tick, *args)
-    monkeypatch.setattr(TickLoop, "_tick", spy)
+    monkeypatch.setattr(Executor, "_tick", spy)
     return found
 
 

@@ -164,8 +164,8 @@ path(L, X, Z) :- edge(L, X, Y), path(L, Y, Z);
 """)
     found, run = compared_run(spark, prog, ticks=1, partitions=2)
     assert found == [] and run.stats[0].iterations == 0  # the Arrow fixpoint only
-    assert run._loop.partitioner.keys["path"] == (2, ())
-    paths = run._state.packs[1].where("__rel = 'path'")
+    assert run.driver.loop.plan.partitioner.keys["path"] == (2, ())
+    paths = run.driver.packs[1].where("__rel = 'path'")
     assert {r[0] for r in paths.select(F.spark_partition_id()).distinct().collect()} == {0, 1}
 
 

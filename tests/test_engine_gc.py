@@ -20,7 +20,7 @@ from sparkdedalus import Program
 from sparkdedalus.analysis import growth
 from sparkdedalus.analysis.gc import gc_rules
 from sparkdedalus.reference import run as reference_run
-from sparkdedalus.spark import runtime
+from sparkdedalus.spark import plan as tick_plan
 from sparkdedalus.spark.engine import Engine
 from test_analysis_gc import ANNOTATED, DR_PLUS, HELD, PUNCTUATION
 
@@ -75,7 +75,7 @@ def test_a_collected_relation_is_not_growing(spark):
 def test_the_oracle_catches_a_collected_relation_taken_as_growing(spark, monkeypatch):
     """The check can fail: with GC ignored by the growth analysis, q keeps
     q("a", 1) after x("a", 1) is gone."""
-    monkeypatch.setattr(runtime, "growing_relations", lambda program, stamped, collected:
+    monkeypatch.setattr(tick_plan, "growing_relations", lambda program, stamped, collected:
                         growth.growing_relations(program, stamped))
     found, _ = compared_run(spark, parse(DERIVED), 5, gc=True)
     assert found and all(" q: " in line and "extra [('a', 1)]" in line for line in found)

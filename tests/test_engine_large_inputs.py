@@ -12,7 +12,9 @@ from engine_helpers import differences
 from sparkdedalus import Program
 from sparkdedalus.network import Network
 from sparkdedalus.spark.inputs import read_inputs
-from sparkdedalus.spark.runtime import INLINE_ROWS, LoopState, TickLoop
+from sparkdedalus.spark.executor import LoopState
+from sparkdedalus.spark.loader import INLINE_ROWS
+from sparkdedalus.spark.loop import TickLoop
 
 pytestmark = pytest.mark.spark
 
@@ -56,13 +58,13 @@ def test_facts_above_the_threshold_are_loaded_not_inlined(spark):
     above = TickLoop(spark, many_facts_program(edb=INLINE_ROWS + 1, stamped=INLINE_ROWS + 1))
     rows = [(f"n{i}", i, i + 1) for i in range(INLINE_ROWS + 1)]
     # an inline array: one expression per fact in the plan; loaded: none
-    assert _struct_expressions(at_limit._frame("edge", rows[:INLINE_ROWS])) == INLINE_ROWS
-    assert _struct_expressions(above._frame("edge", rows)) == 0
+    assert _struct_expressions(at_limit.loader.frame("edge", rows[:INLINE_ROWS])) == INLINE_ROWS
+    assert _struct_expressions(above.loader.frame("edge", rows)) == 0
     # stamped facts: inlined per tick at the limit, one loaded frame with a tick column above it
-    assert "event" not in at_limit.stamped
-    assert sum(len(by["event"]) for by in at_limit.facts_at.values()) == INLINE_ROWS
-    assert set(above.stamped) == {"event"} and above.stamped["event"][1] == {1, 2, 3, 4}
-    assert all("event" not in by for by in above.facts_at.values())
+    assert "event" not in at_limit.loader.stamped
+    assert sum(len(by["event"]) for by in at_limit.loader.facts_at.values()) == INLINE_ROWS
+    assert set(above.loader.stamped) == {"event"} and above.loader.stamped["event"][1] == {1, 2, 3, 4}
+    assert all("event" not in by for by in above.loader.facts_at.values())
 
 
 class _Collected(AssertionError):

@@ -1,5 +1,5 @@
 """min and max inside their own recursion on the Spark engine
-(spark/runtime.py: the general loop keeps the best row of each group; the Arrow
+(spark/executor.py: the general loop keeps the best row of each group; the Arrow
 fixpoint, spark/fixpoint.py), against the reference evaluator, on the
 hand-checked programs of tests/test_lattices.py."""
 

@@ -5,7 +5,11 @@ through others. Every import counts, at module level or inside a function (a
 function-level import hides a cycle from Python, not from the design). A
 package's `__init__` is a module like the others: `from sparkdedalus.checks
 import build_program` is an edge to `sparkdedalus.checks`, `from
-sparkdedalus.shell import run` one to `sparkdedalus.shell.run`."""
+sparkdedalus.shell import run` one to `sparkdedalus.shell.run`.
+
+The Spark engine's modules import each other at module level only: a
+function-level import between them is how a cycle hides (the engine imported
+the fault run inside `Engine.faults` and handed it the engine back)."""
 
 from __future__ import annotations
 
@@ -19,11 +23,18 @@ GROUPS = {"checks + program": ("sparkdedalus.checks", "sparkdedalus.program"), "
           "spark engine": ("sparkdedalus.spark",)}
 
 
-def imported_modules(source: str, modules: set) -> set:
-    """The project modules `source` imports, anywhere in it: `from P import N`
-    is module P.N when that is a module, else P; `import A.B` is A.B."""
+def imported_modules(source: str, modules: set, in_functions: bool = False) -> set:
+    """The project modules `source` imports, anywhere in it (with
+    `in_functions`, inside a function only): `from P import N` is module P.N
+    when that is a module, else P; `import A.B` is A.B."""
+    tree = ast.parse(source)
+    if in_functions:
+        nodes = [n for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for n in ast.walk(f)]
+    else:
+        nodes = list(ast.walk(tree))
     found = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in nodes:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -75,6 +86,27 @@ def test_no_import_cycle(group):
     assert any(m.startswith(members[0]) for m in graph)  # the group is there
     cycle = find_cycle(graph, members)
     assert cycle is None, f"import cycle in {group}: {' -> '.join(cycle)}"
+
+
+def spark_imports_in_functions(sources: dict) -> list:
+    """(module, imported module) for every import of one Spark engine module
+    by another inside a function, among `sources` (module -> its text)."""
+    spark = {m for m in sources if m.startswith("sparkdedalus.spark.")}
+    return sorted((m, imported) for m in sorted(spark)
+                  for imported in imported_modules(sources[m], spark, in_functions=True) - {m})
+
+
+def test_spark_modules_import_each_other_at_module_level():
+    sources = {module: path.read_text(encoding="utf-8") for module, path in module_files()}
+    found = spark_imports_in_functions(sources)
+    assert found == [], "function-level imports in spark/: " + ", ".join(f"{m} -> {i}" for m, i in found)
+
+
+def test_the_module_level_check_sees_a_lazy_import():
+    sources = {"sparkdedalus.spark.engine": "import os\ndef faults():\n    from sparkdedalus.spark.faults import f\n",
+               "sparkdedalus.spark.faults": "from sparkdedalus.spark.run import Run\n",
+               "sparkdedalus.spark.run": "def explain():\n    from sparkdedalus.analysis.explain import explain\n"}
+    assert spark_imports_in_functions(sources) == [("sparkdedalus.spark.engine", "sparkdedalus.spark.faults")]
 
 
 def test_the_graph_sees_imports_inside_functions_and_of_submodules():

@@ -211,8 +211,9 @@ def jobs(spark, action) -> int:
     context.setJobGroup(group, group)
     try:
         action()
-    finally:
+    finally:  # the job group's description too, which later tests' job names would inherit
         context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
     counted = [-1, len(context.statusTracker().getJobIdsForGroup(group))]
     while counted[-1] != counted[-2]:  # the status store hears of jobs a little later
         time.sleep(0.5)

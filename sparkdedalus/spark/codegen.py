@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 SETTING = "spark.sparkdedalus.codegen"
 MODES = ("auto", "on", "off")
 #: From this many rows in a tick's input the tick runs compiled code (`auto`): the size
-#: at which the loop leaves one partition (runtime.ROWS_PER_PARTITION); measured in
+#: at which the loop leaves one partition (sizer.ROWS_PER_PARTITION); measured in
 #: docs/performance.md, "Code generation by tick size".
 COMPILED_ROWS = 200_000
 #: Spark's defaults, the settings of compiled code

@@ -8,7 +8,7 @@ joins, `choose` a deterministic `row_number()` pick, head aggregates `GROUP BY`.
 A `RulePlan` is compiled once; `evaluate(statement, read, tick)` writes its
 SQL for one tick, a named subquery per step (spark/statement.py), and returns
 the head facts' subquery. `read(atom, occurrence)` returns the SQL (a name or a
-query) of the relation (columns c0..cn-1) for a positive atom — the runtime
+query) of the relation (columns c0..cn-1) for a positive atom — the executor
 decides whether that is the full relation or a semi-naive delta — and
 `read(atom, None)` the full relation for a negation. A plan compiled
 `partitioned` reads relations with a partition column (spark/partitioner.py)
@@ -272,7 +272,7 @@ class RulePlan:
         @async rules), in `statement`. `read(atom, occurrence)` gives the SQL
         (a name or a query) of the relation an atom reads.
 
-        `narrow(sql)` is applied after every join: the runtime passes a
+        `narrow(sql)` is applied after every join: the executor passes a
         `COALESCE(1)` when it keeps a tick in one partition, because a join's
         output no longer says so and the next join would shuffle."""
         name, _ = self.bindings(statement, read, tick, narrow)

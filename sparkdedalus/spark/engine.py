@@ -34,10 +34,13 @@ from sparkdedalus.analysis.gc import applied
 from sparkdedalus.errors import InputError, UsageError
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
-from sparkdedalus.spark.inputs import read_inputs
 from sparkdedalus.plumbing.jobnames import JobNames
-from sparkdedalus.spark.run import Run, ticks_read_back
-from sparkdedalus.spark.runtime import LoopState, TickLoop
+from sparkdedalus.spark.driver import TickDriver
+from sparkdedalus.spark.faults import FaultRun, run_faults
+from sparkdedalus.spark.inputs import read_inputs
+from sparkdedalus.spark.loop import TickLoop
+from sparkdedalus.spark.provenance import provenance as derivations
+from sparkdedalus.spark.run import Run
 
 
 class Engine:
@@ -102,10 +105,8 @@ class Engine:
                 for name, frame in (edb or {}).items():
                     static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
                 collect = applied(program, gc)
-                loop = TickLoop(self.spark, program, network, static, partitions, stamped, collect, policy)
-            loop.names = names
-            loop.count_exchanges = count_exchanges
-            state = LoopState()
+                loop = TickLoop(self.spark, program, network, static, partitions, stamped, collect, policy,
+                                names=names, count_exchanges=count_exchanges)
             writer = None
             if store is not None:
                 from sparkdedalus.store import Store
@@ -113,58 +114,53 @@ class Engine:
                                     gc=[rule.text() for rule in collect])
                 writer.names = names
                 keep_history = False
+            driver = TickDriver(loop, program, names, keep_history or provenance)
             try:
-                self._ticks(loop, state, program, ticks, writer, keep_history or provenance, commit_every,
-                            progress, names)
+                self._ticks(driver, ticks, writer, commit_every, progress, names)
             finally:
                 if writer is not None:
                     writer.close()
         recorded = None
         if provenance:
-            from sparkdedalus.spark.provenance import provenance as derivations
-            recorded = derivations(self.spark, program, loop, state, ticks, static, stamped)
-        return Run(program, loop, state, ticks, writer, job_id, recorded)
+            recorded = derivations(self.spark, program, loop, driver.state, ticks, static, stamped)
+        return Run(program, driver, ticks, writer, job_id, recorded)
 
     @staticmethod
-    def _ticks(loop, state, program, ticks, writer, keep_history, commit_every, progress, names) -> None:
-        keep = ticks_read_back(program)
-        previous = stored = None  # the loop's pack of the previous tick; the store's (every relation)
+    def _ticks(driver: TickDriver, ticks: int, writer, commit_every: int, progress, names: JobNames) -> None:
+        """Ticks 1..ticks on `driver` (with a store: from its last committed
+        tick on), each committed to the store when there is one."""
+        layout = driver.loop.layout
+        stored = None  # the store's pack of the previous tick (every relation)
         first = 1
         if writer is not None and writer.last_tick:
             with names.scope("setup", "resume"):
-                for k in keep:
+                for k in driver.read_back:
                     if k <= writer.last_tick:
-                        state.packs[k] = loop.layout.adopt(writer.pack_at(k))
-                previous = stored = loop.layout.adopt(writer.resume_pack())
-            state.packs[writer.last_tick] = previous
+                        driver.keep(k, layout.adopt(writer.pack_at(k)))
+                stored = layout.adopt(writer.resume_pack())
+            driver.keep(writer.last_tick, stored)
             first = writer.last_tick + 1
         for tick in range(first, ticks + 1):
-            with names.scope("tick", tick):
-                pack = loop.run_tick(tick, previous, state)
-            state.packs[tick] = pack
+            pack = driver.run_tick(tick)
             if writer is not None:
-                full = loop.full(pack)
+                full = driver.loop.full(pack)
                 if tick % commit_every == 0 or tick == ticks:
                     writer.commit(tick, full, stored)
                 else:
                     writer.stage(tick, full, stored)
                 stored = full
-            if not keep_history and tick - 1 in state.packs and tick - 1 not in keep:
-                del state.packs[tick - 1]
-            previous = pack
             if progress is not None:
-                progress(tick, state.stats[-1])
+                progress(tick, driver.stats[-1])
 
     def faults(self, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
-               sample: int | None = None, seed: int = 0):
+               sample: int | None = None, seed: int = 0) -> FaultRun:
         """Check Molly's invariant (every `pre` fact at EOT has an equal `post`
         fact) under every failure scenario of `Space(nodes, eot, eff, crashes)`,
         or `sample` of them drawn with `seed`, all in one run: see
         `sparkdedalus.spark.faults`. Returns a `FaultRun` (`.scenarios`,
         `.counterexamples` smallest first, `.frame` of the missing facts per
         scenario, `.classes`: the distinct executions after each tick). ValueError for a program without `pre`/`post`."""
-        from sparkdedalus.spark.faults import run_faults
-        return run_faults(self, program, nodes, eot, eff, crashes, sample, seed)
+        return run_faults(self.spark, program, nodes, eot, eff, crashes, sample, seed)
 
 
 def _edb_frame(frame, name: str, program: Program):

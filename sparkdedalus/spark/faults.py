@@ -6,9 +6,9 @@ A world is a *class*: scenarios that have not diverged yet, so hold the same
 facts. A table `members` (scenario, world) maps the scenarios, by their index
 in the `Space`, to their class; it stays a DataFrame, never collected. The
 run starts with one class, or one per distinct `crash` relation when the
-program reads `crash`. Each tick evaluates every class at once
-(`TickLoop.run_tick`); the messages it sends are not yet dropped. Then the
-classes split: a scenario's *signature* is the set of the messages its class
+program reads `crash`. Each tick evaluates every class at once, on the
+engine's tick driver (spark/driver.py); the messages it sends are not yet
+dropped. Then the classes split: a scenario's *signature* is the set of the messages its class
 sent at this tick on a channel the scenario loses (the channel-tick omitted,
 or the sender crashed at or before the tick; bit j of an index omits channel
 j of `Space.channels()`, the bits above number its crash schedule). The
@@ -41,11 +41,13 @@ from pyspark.sql import functions as F
 from sparkdedalus.faults.space import MAX_SCENARIOS, Space
 from sparkdedalus.faults.verdict import POST, PRE, Counterexample, missing, smallest_first
 from sparkdedalus.faults.worlds import WORLD, WORLD_CRASH, Worlds, with_worlds
-from sparkdedalus.program import CRASH, Program
-from sparkdedalus.pack.columns import MESSAGE, SOURCE_COLUMN, STATE
-from sparkdedalus.spark.run import Run, ticks_read_back
+from sparkdedalus.pack.columns import MESSAGE, SOURCE_COLUMN
 from sparkdedalus.pack.layout import Layout
-from sparkdedalus.spark.runtime import LoopState, TickLoop
+from sparkdedalus.plumbing.jobnames import JobNames
+from sparkdedalus.program import CRASH, Program
+from sparkdedalus.spark.driver import TickDriver
+from sparkdedalus.spark.loop import TickLoop
+from sparkdedalus.spark.run import Run
 from udfs.registry import spark_string, spark_string_sql
 
 #: world ids are longs: a space this large (or larger) can only be sampled
@@ -89,8 +91,10 @@ class FaultRun:
         return out
 
 
-def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
+def run_faults(spark: SparkSession, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
                sample: int | None = None, seed: int = 0) -> FaultRun:
+    """Every scenario of `Space(nodes, eot, eff, crashes)` (or `sample` of
+    them drawn with `seed`) of `program` in one run: see the module."""
     if program.inputs:
         raise ValueError("fault scenarios of a program with .input relations are not supported yet")
     worlds = with_worlds(program)
@@ -99,7 +103,6 @@ def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int
         raise ValueError(f"the space has {space.count} scenarios: too many to number with longs")
     if sample is None and space.count > MAX_SCENARIOS:
         raise ValueError(f"the space has {space.count} scenarios (more than {MAX_SCENARIOS}): give sample=N")
-    spark = engine.spark
     if sample is None:
         ids, scenarios = spark.range(space.count).withColumnRenamed("id", "scenario"), space.count
     else:
@@ -108,26 +111,25 @@ def run_faults(engine, program: Program, nodes, eot: int, eff: int, crashes: int
     failures = Failures(spark, space, program)
     keyed = ids.select("scenario", F.lit(0).cast("long").alias("world"), failures.crash_key().alias("signature"))
     members, classes, count = _renumber(keyed)
-    keep = ticks_read_back(worlds.program)
-    splitter, counts, state, previous, loop = Splitter(worlds), [], LoopState(), None, None
+    names = JobNames(spark)
+    splitter, counts = Splitter(worlds), []
+    driver = TickDriver(None, worlds.program, names, keep_history=False)
     for tick in range(1, eot + 1):
-        if loop is None:  # the classes changed: a new loop with their data relations
+        if driver.loop is None:  # the classes changed: a new loop with their data relations
             edb = {WORLD: classes.select("world")}
             if failures.uniform_crashes:
                 edb[WORLD_CRASH] = failures.crash_rows(classes)
             # packs rewritten by Splitter, every relation in them
-            loop = TickLoop(spark, worlds.program, edb=edb, policy=False, input_apart=False)
-        state.packs[tick] = pack = loop.run_tick(tick, previous, state)
+            driver.loop = TickLoop(spark, worlds.program, edb=edb, policy=False, input_apart=False, names=names)
+        pack = driver.run_tick(tick)
         if tick < eot and failures.may_split(tick):
             members, classes, count = _renumber(failures.signatures(members, splitter.sent(pack, tick), tick))
-            state.packs = {k: splitter.copied(p, classes, tick) for k, p in state.packs.items()}
-            loop = None
+            driver.rewrite(lambda kept: splitter.copied(kept, classes, tick))
+            driver.loop = None
         elif tick < eot and failures.space.crashes:  # the same crashes in every scenario of a class
-            state.packs[tick] = splitter.without(pack, failures.crashed(classes, tick), tick)
+            driver.keep(tick, splitter.without(pack, failures.crashed(classes, tick), tick))
         counts.append(count)
-        previous = state.packs[tick]
-        state.packs = {k: p for k, p in state.packs.items() if k in keep or k == tick}
-    run = Run(worlds.program, loop, state, eot)
+    run = Run(worlds.program, driver, eot)
     return FaultRun(space, scenarios, missing_frame(run, program, members), run, worlds, members, counts)
 
 
@@ -306,14 +308,13 @@ def _materialised(frame: DataFrame) -> tuple[DataFrame, int]:
     return frame, frame.count()
 
 
-def missing_frame(run, program: Program, members: DataFrame) -> DataFrame:
+def missing_frame(run: Run, program: Program, members: DataFrame) -> DataFrame:
     """Per scenario, the `pre` facts at EOT without an equal `post` fact: the
     column `world` (the scenario's index), then pre's columns."""
-    layout, pack = run._loop.layout, run._state.packs[run.ticks]
-    pre, post = (layout.extract(pack, name, STATE) for name in (PRE, POST))
-    gone = pre.join(post, on=list(pre.columns), how="left_anti")
+    columns = [f"c{i}" for i in range(run.program.relations[PRE].arity)]
+    pre, post = (run.relation(name).toDF(*columns) for name in (PRE, POST))
+    gone = pre.join(post, on=columns, how="left_anti")
     names = program.relations[PRE].columns
-    columns = gone.columns
     per_class = gone.select(F.col(columns[1]).alias("class"), F.col(columns[0]).alias(names[0]),
                             *[F.col(c).alias(n) for c, n in zip(columns[2:], names[1:])])
     return per_class.join(members.withColumnRenamed("world", "class"), "class") \

@@ -72,7 +72,7 @@ class Partitioner:
     def __init__(self, program: Program, buckets: int, pivots: dict | None = None):
         """`pivots`: {relation: column} bucketing a relation no policy keys by
         its location and that column, never replicated (a recursion's pivot,
-        see TickLoop._pivot_columns)."""
+        see TickPlan._pivot_columns)."""
         self.program = program
         self.buckets = buckets
         self.values = bucket_values(buckets)

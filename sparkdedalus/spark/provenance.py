@@ -42,7 +42,7 @@ from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYP
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.spark.compiler import ABSENT, BODY, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
-from sparkdedalus.spark.runtime import SIZE_BOUND, partitions_for
+from sparkdedalus.spark.sizer import SIZE_BOUND, partitions_for
 from sparkdedalus.spark.statement import Statement, Views
 from sparkdedalus.syntax import ast
 from sparkdedalus.values import convert
@@ -68,16 +68,16 @@ _KIND = {"now": "rule", "next": "next", "async": "message"}
 def provenance(spark: SparkSession, program: Program, loop, state, ticks: int,
                static: dict, stamped: dict) -> DataFrame:
     """The derivations of a run of ticks 1..`ticks` (columns `SCHEMA`), from
-    its `loop` (a `TickLoop`), its `state` (a `LoopState`, every tick's pack
+    its `loop` (a `TickLoop`, spark/loop.py), its `state` (a `LoopState`, every tick's pack
     kept) and the inputs it read (`static`, `stamped`: as `Engine.run` gives
     them the loop). Builds plans only: no Spark job. Where every tick of the
     run fitted in one partition, so does every join of the pass."""
     views = Views(spark)
     try:
         named = {t: views.of(loop.full(state.packs[t])) for t in range(1, ticks + 1)}  # every fact of t
-        plans = [RulePlan(rule, program, loop.network.seed) for rule in program.rules]
+        plans = [RulePlan(rule, program, loop.plan.network.seed) for rule in program.rules]
         largest = max(s.facts for s in state.stats)
-        one = loop.fixed_partitions in (None, 1) and partitions_for(largest, loop.most_partitions) == 1
+        one = loop.sizer.fixed_partitions in (None, 1) and partitions_for(largest, loop.sizer.most_partitions) == 1
         derived = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks, one)) for t in range(1, ticks + 1)]
         leaves = _leaves(spark, program, loop, state, ticks, static, stamped)
         return reduce(DataFrame.unionAll, leaves + derived).distinct()
@@ -120,7 +120,7 @@ def _rule_sql(program: Program, loop, plan: RulePlan, statement: Statement, read
     columns = relation_columns(len(types))
     row = f"array({', '.join(spark_string_sql(f'`{c}`', t) for c, t in zip(columns, types))})"
     at, message = f"{tick}L", "NULL"
-    if rule.delivery == "next" and rule.persistence and name in loop.collected:
+    if rule.delivery == "next" and rule.persistence and name in loop.plan.collected:
         garbage = statement.name(layout.read_sql(view, name, GARBAGE))
         found = statement.name(f"SELECT * FROM {found} l LEFT ANTI JOIN {garbage} r USING ({', '.join(columns)})")
     if rule.delivery == "next":
@@ -159,7 +159,7 @@ def _leaves(spark: SparkSession, program: Program, loop, state, ticks: int, stat
         frame = frame.where(f"{TICK} BETWEEN 1 AND {ticks}")
         frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, program.relations[name].types),
                             f"CAST({TICK} AS BIGINT)", "input"))
-    if CRASH in program.relations and loop.network.crashes:  # the same at every tick: tick 1's
+    if CRASH in program.relations and loop.plan.network.crashes:  # the same at every tick: tick 1's
         crashes = loop.layout.extract(loop.full(state.packs[1]), CRASH)
         frames.append(_leaf(crashes, f"'{CRASH}'", _row_sql(crashes, program.relations[CRASH].types), every, "crash"))
     return frames

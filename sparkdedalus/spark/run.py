@@ -14,25 +14,14 @@ from pyspark.sql import functions as F
 
 from sparkdedalus.pack.columns import MESSAGE, STATE
 from sparkdedalus.program import Program
-from sparkdedalus.spark.runtime import LoopState, TickLoop
-from sparkdedalus.syntax.ast import TickTime
-
-
-def ticks_read_back(program: Program) -> set:
-    """The ticks k that rules read with `r(..)@k`: their packs stay in memory.
-
-    >>> ticks_read_back(Program.parse('p(1)@2; q(X) :- p(X)@2; r(X) :- p(X);'))
-    {2}
-    """
-    return {lit.time.tick for r in program.rules for lit in r.positive_atoms + r.negated_atoms
-            if isinstance(lit.time, TickTime)}
+from sparkdedalus.spark.driver import TickDriver
 
 
 class Run:
     """The result of a run: every relation at every kept tick, or with a store
     at every committed tick."""
 
-    def __init__(self, program: Program, loop: TickLoop, state: LoopState, ticks: int, store=None,
+    def __init__(self, program: Program, driver: TickDriver, ticks: int, store=None,
                  job_id: str = "", provenance: DataFrame | None = None):
         self.program = program
         #: every derivation of every fact of ticks 1..ticks (spark/provenance.py) when the
@@ -41,8 +30,8 @@ class Run:
         #: the run's Spark jobs carry the tag `sparkdedalus-run-<job_id>` (`spark.interruptTag` cancels them)
         self.job_id = job_id
         self.ticks = ticks
-        self._loop = loop
-        self._state = state
+        #: the tick driver that ran it: its loop (`driver.loop`) and the packs it kept (`driver.packs`)
+        self.driver = driver
         #: the run directory (a `sparkdedalus.store.Store`, lock released), or None
         self.store = store
 
@@ -62,16 +51,16 @@ class Run:
     @property
     def stats(self) -> list:
         """Per tick: wall seconds, facts, semi-naive iterations, incremental rules
-        (`sparkdedalus.spark.runtime.TickStats`)."""
-        return self._state.stats
+        (`sparkdedalus.spark.executor.TickStats`)."""
+        return self.driver.stats
 
     def _pack(self, tick: int | None) -> tuple[int, DataFrame]:
         tick = self.ticks if tick is None else tick
-        if tick not in self._state.packs:
-            kept = sorted(self._state.packs)
+        if tick not in self.driver.packs:
+            kept = sorted(self.driver.packs)
             raise ValueError(f"tick {tick} is not available (kept: {kept[0]}..{kept[-1]})" if kept
                              else f"tick {tick} is not available")
-        return tick, self._state.packs[tick]
+        return tick, self.driver.packs[tick]
 
     def relation(self, name: str, tick: int | None = None) -> DataFrame:
         """Relation `name` at `tick` (default: the last), with its declared column names."""
@@ -80,7 +69,7 @@ class Run:
         if self.store is not None:  # time travel through the Delta tables
             return self.store.relation(name, self.ticks if tick is None else tick)
         _, pack = self._pack(tick)
-        frame = self._loop.layout.extract(self._loop.full(pack), name, STATE)
+        frame = self.driver.loop.layout.extract(self.driver.loop.full(pack), name, STATE)
         return frame.toDF(*self.program.relations[name].columns)
 
     def messages(self, tick: int | None = None) -> DataFrame:
@@ -93,11 +82,11 @@ class Run:
         store and a tick no longer in memory: one job per relation)."""
         names = list(relations or self.program.outputs)
         wanted = self.ticks if tick is None else tick
-        if self.store is not None and wanted not in self._state.packs:
+        if self.store is not None and wanted not in self.driver.packs:
             return {n: {tuple(r) for r in self.store.relation(n, wanted).collect()} for n in names}
         t, pack = self._pack(tick)
-        layout = self._loop.layout
-        rows = self._loop.full(pack).where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
+        layout = self.driver.loop.layout
+        rows = self.driver.loop.full(pack).where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
             .select("__rel", *layout.value_columns).collect()
         out = {n: set() for n in names}
         for row in rows:

@@ -1,0 +1,486 @@
+"""The tick itself: one tick's pack computed from the previous one.
+
+Per tick: the start state (static facts, facts @t, facts carried by @next,
+messages arriving at t, the carried relations' final state) goes through the
+strata, each stratum one SQL text (spark/tick_sql.py) cut by a lazy
+checkpoint, all computed by the tick's job; a recursive stratum runs
+semi-naive (one job per iteration materialises and counts its deltas), or
+component by component in the Arrow fixpoint (spark/fixpoint.py); a lattice
+keeps the best row of each group. What crosses the tick boundary (the final
+state, @next facts, messages in flight, and under GC the `G` rows the GC rules
+collect) is packed into one frame, `localCheckpoint`ed and counted: one Spark
+job per tick for a non-recursive program, and lineage cut every tick, so that
+tick 500 plans like tick 5. What it runs was decided once (spark/plan.py);
+the partitions it runs in are the sizer's (spark/sizer.py).
+
+With GC rules (analysis/gc.py) the next tick starts with a collected
+relation's final state less its `G` rows. Nothing else changes: no
+coordination, and a collected relation no longer counts as growing
+(analysis/growth.py), so no rule reading it is evaluated on new facts only.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, QUEUED, SOURCE_COLUMN, STATE
+from sparkdedalus.plumbing.jobnames import JobNames
+from sparkdedalus.spark.codegen import Codegen
+from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
+from sparkdedalus.spark.fixpoint import ARROW, SETTING
+from sparkdedalus.spark.loader import Loader
+from sparkdedalus.spark.network import arrival_sql
+from sparkdedalus.spark.plan import TickPlan
+from sparkdedalus.spark.sizer import Sizer
+from sparkdedalus.spark.tick_sql import TickSql
+from sparkdedalus.syntax import ast
+
+#: a recursive stratum's accumulated relation is re-checkpointed after this
+#: many deltas, so that reading it does not scan an ever longer union
+COMPACT_EVERY = 8
+
+
+def reads_current_tick(atom: ast.Atom, tick: int) -> bool:
+    """Whether a body atom reads the tick being computed: no qualifier, `@T`
+    (entanglement) or `@k` with k the current tick."""
+    return not isinstance(atom.time, ast.TickTime) or atom.time.tick == tick
+
+
+@dataclass
+class TickStats:
+    tick: int
+    seconds: float
+    iterations: int = 0  # semi-naive iterations (one job each)
+    facts: int = 0  # rows the tick hands on: final state, @next facts, messages in flight
+    incremental: int = 0  # rules evaluated on the tick's new facts only (semi-naive across ticks)
+    persisted: int = 0  # rows persistence carries to the next tick (GC'd ones excluded)
+    collected: int = 0  # rows GC does not carry to the next tick
+    exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
+    compiled: bool = False  # ran compiled code, from its start or from a large materialisation on (spark/codegen.py)
+
+
+class Frames(dict):
+    """A tick's frame of each relation ({relation: frame}), each built when
+    first read (`make(relation)`): a tick reads few of a program's relations.
+
+    >>> frames = Frames(str.upper)
+    >>> frames["a"], sorted(frames), sorted(frames.updated({"b": "x"}).items())
+    ('A', ['a'], [('a', 'A'), ('b', 'x')])
+    """
+
+    def __init__(self, make, frames: dict | None = None):
+        super().__init__(frames or {})
+        self.make = make
+
+    def __missing__(self, name: str):
+        self[name] = frame = self.make(name)
+        return frame
+
+    def updated(self, frames: dict) -> "Frames":
+        """A copy with `frames` in it, building the others like this one."""
+        return Frames(self.make, {**self, **frames})
+
+
+@dataclass
+class LoopState:
+    """What the loop keeps between ticks."""
+
+    packs: dict = field(default_factory=dict)  # tick -> checkpointed pack
+    stats: list = field(default_factory=list)
+
+
+class Executor:
+    """Runs one tick at a time (see the module)."""
+
+    def __init__(self, spark: SparkSession, plan: TickPlan, sql: TickSql, sizer: Sizer, loader: Loader,
+                 names: JobNames):
+        """`names` names its jobs (strata, iterations)."""
+        self.spark = spark
+        self.plan = plan
+        self.program = plan.program
+        self.layout = plan.layout
+        self.sql = sql
+        self.sizer = sizer
+        self.loader = loader
+        self.names = names
+        self.codegen = Codegen(spark)
+        self._inbox = None  # under a capacity, the tick's inbox (Queues.inbox_sql)
+        self._previous = None  # the previous pack's view, in a tick
+        self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
+
+    def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
+        """Tick `tick`'s pack from the previous one (None at the first tick),
+        materialised; its TickStats appended to `state.stats`. Compiled or
+        interpreted by the size of the last pack (spark/codegen.py)."""
+        with self.codegen.tick(self.sizer.input_rows):
+            try:
+                return self._tick(tick, previous, state)
+            finally:
+                self.sql.end()
+
+    def _tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
+        started = time.perf_counter()
+        self.sizer.start_tick()
+        self._pack_views = {}
+        start, current, news = self._start(tick, previous)
+        stratum_packs = []
+        settled = []  # the Arrow fixpoint's facts: materialised, and new (see _recursive)
+        iterations = 0
+        for stratum in self.program.strata:
+            rules = self.plan.rule_order[stratum.index]
+            names = sorted({r.head.name for r in rules})
+            news_before = dict(news or {})
+            if stratum.recursive:
+                with self.names.scope("stratum", stratum.index):
+                    found, rounds, arrow_only = self._recursive(rules, names, current, news, tick, state)
+                iterations += rounds
+                parts = [self.layout.part_sql(n, STATE, self.sql.name(found[n])) for n in names]
+                if arrow_only:  # materialised already: no checkpoint, and no distinct in the pack
+                    settled.append(self.layout.home_copies_sql(self.sql.name(self.sql.union(parts))))
+                    for n in names:
+                        current[n] = self._grown(n, current[n], found[n])
+                        if n in news_before:
+                            news[n] = self._grown(n, news_before[n], found[n])
+                    continue
+            else:
+                parts = []
+                for rule in rules:
+                    derived = self._derive(rule, current, news, tick, state)
+                    if derived is None:
+                        continue
+                    name = rule.head.name
+                    current[name] = self.sql.union([current[name], derived])
+                    if news is not None and name in news:
+                        news[name] = self.sql.union([news[name], derived])
+                    parts.append(self.layout.part_sql(name, STATE, self.sql.name(derived)))
+            if not parts:
+                continue
+            # Cut the plan here: later strata read a checkpoint leaf instead of
+            # re-embedding this stratum's plan at every use. Lazy: it is computed
+            # by the tick's one job, not by a job of its own.
+            derived_pack = self.sql.cut(self.sql.union(parts))
+            stratum_packs.append(derived_pack)
+            for n in names:
+                base = self.layout.read_sql(start, n) if start is not None and n in self.plan.may_start \
+                    and n not in self.program.lattices else None
+                fresh = self.layout.read_sql(derived_pack, n)
+                current[n] = fresh if base is None else self.sql.union([base, fresh])
+                if n in news_before:
+                    news[n] = self.sql.union([news_before[n], fresh])
+        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, state)
+        incremental = len(self.plan.differential) if news is not None else 0  # each is derived once a tick
+        state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
+                                     persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled))
+        return pack
+
+    def _start(self, tick: int, previous: DataFrame | None) -> tuple[str | None, dict, dict | None]:
+        """The tick's starting facts as one pack (static facts, facts @tick,
+        facts derived by @next, messages arriving now, the carried relations'
+        final state of the previous tick: five branches whatever the number of
+        relations, and one per collected relation: its final state less its
+        garbage), cut by a lazy checkpoint (a view); a relation's SQL reading
+        it; and the carried relations' new facts (all but those of the
+        previous tick; None at the first tick)."""
+        self._previous = self.sql.views.of(previous) if previous is not None else None
+        arriving = [p for p in (self.loader.facts_pack(tick),) if p is not None]
+        self._inbox = None
+        if previous is not None:
+            arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{NEXT}'"))
+            if self.plan.queues is None:
+                arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{MESSAGE}' AND __arrival = {tick}"))
+            else:  # the messages the nodes take in (spark/queues.py)
+                self._inbox = self.sql.cut(self.plan.queues.inbox_sql(self._previous, tick))
+                arriving.append(self.layout.relabel_sql(self._inbox, "__take"))
+        static = self.loader.static_pack
+        sources = ([self.sql.views.of(static)] if static is not None else []) + arriving
+        if previous is not None and self.plan.carried:
+            # identity @next rules are not evaluated: the carried relations'
+            # final state of the previous tick is read directly
+            names = ", ".join(f"'{n}'" for n in sorted(self.plan.carried - self.plan.collected))
+            if names:
+                sources.append(self.layout.relabel_sql(self._previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
+            sources += [self.layout.part_sql(n, STATE, self.sql.name(self._surviving(n)))
+                        for n in sorted(self.plan.collected)]
+        start = self.sql.cut(self.sql.union(sources)) if sources else None
+        self.sizer.tick_partitions = self.sizer.partitions
+        repartitioned = self.sizer.pack_partitions != self.sizer.partitions
+        if previous is not None and self.plan.partitioner is not None and repartitioned:
+            start = self.sql.name(self.sql.spread(start))  # the previous pack is not in this tick's partitions
+        current = Frames(lambda name: self.loader.read_apart(name) if name in self.plan.apart
+                         else self.layout.read_sql(start, name) if start is not None and name in self.plan.may_start
+                         else self.sql.empty(name, bucket=True))
+        news = None
+        if previous is not None:
+            new_pack = self.sql.name(self.sql.union(arriving))
+            news = {name: self.layout.read_sql(new_pack, name) for name in self.plan.carried}
+        return start, current, news
+
+    def _without_lattices(self, start: str) -> str:
+        """SQL: the tick's start less the rows of lattices (checks/lattices.py):
+        their strata found each one whole, the best row of every group."""
+        if not self.program.lattices:
+            return start
+        names = ", ".join(f"'{n}'" for n in sorted(self.program.lattices))
+        return self.sql.narrow(f"SELECT * FROM {self.sql.name(start)} WHERE __rel NOT IN ({names})")
+
+    def _surviving(self, name: str) -> str:
+        """SQL: collected relation `name`'s final state in the previous pack less its garbage."""
+        final = self.sql.name(self.layout.read_sql(self._previous, name))
+        garbage = self.sql.name(self.layout.read_sql(self._previous, name, GARBAGE))
+        return self.sql.narrow(self.sql.joined(final, garbage, "LEFT ANTI", self.sql.columns(name)))
+
+    def _reader(self, current: dict, tick: int, state: LoopState, delta: tuple | None = None):
+        """read(atom, occurrence) for the rule compiler: the SQL of the relation
+        the atom reads; `delta` = (occurrence, relations) makes that one atom
+        occurrence read a semi-naive delta instead."""
+        def read(atom: ast.Atom, occurrence):
+            if delta is not None and occurrence == delta[0]:
+                return delta[1][atom.name]
+            if not reads_current_tick(atom, tick):
+                k = atom.time.tick
+                if k > tick or k not in state.packs:
+                    return self.sql.empty(atom.name, bucket=True)
+                if atom.name in self.plan.apart:
+                    return self.loader.read_apart(atom.name)
+                if k not in self._pack_views:
+                    self._pack_views[k] = self.sql.views.of(state.packs[k])
+                return self.layout.read_sql(self._pack_views[k], atom.name, STATE)
+            return current[atom.name]
+        return read
+
+    def _evaluate(self, plan: RulePlan, read, tick: int) -> str:
+        """SQL: what `plan` derives at this tick, its relations read by `read`."""
+        return plan.evaluate(self.sql.statement, read, tick, self.sql.narrow)
+
+    def _derive(self, rule, current: dict, news: dict | None, tick: int, state: LoopState) -> str | None:
+        """SQL: what `rule` derives at this tick. A differential rule (see
+        analysis/growth.py) after the first tick is evaluated once per positive
+        atom over a carried relation, that atom reading the relation's new facts
+        (`news`): None when no atom can have any."""
+        plan = self.plan.plans[rule.index]
+        if news is None or rule.index not in self.plan.differential:
+            return self.sql.placed(rule, self._evaluate(plan, self._reader(current, tick, state), tick))
+        derived = [self.sql.placed(rule,
+                                   self._evaluate(plan, self._reader(current, tick, state, delta=(i, news)), tick))
+                   for i, atom in enumerate(plan.positive) if atom.name in news]
+        return self.sql.union(derived) if derived else None
+
+    def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
+                   state: LoopState) -> tuple[dict, int, bool]:
+        """A recursive stratum, semi-naive: its relations' new facts (not in
+        `current` before), the number of iterations (jobs), and whether the
+        Arrow fixpoint found them all. With the Arrow fixpoint allowed, the
+        stratum runs component by component in dependency order, each component
+        the Arrow fixpoint takes (spark/fixpoint.py) costing one job, the
+        others the general loop."""
+        if not self._arrow_allowed(rules, news):
+            return *self._loop(rules, names, current, news, tick, state), False
+        current = current.updated({})
+        found, iterations, arrow_only = {}, 0, True
+        for group in self.plan.components(rules):
+            group_names = sorted({r.head.name for r in group})
+            arrow = self.plan.arrow_fixpoint(group, group_names)
+            if arrow is not None:
+                buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
+                reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
+                with self.codegen.compiling():
+                    frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions)
+                self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
+                self.codegen.grow(rows)  # its code compiled if that is large
+                new = {n: self.sql.views.of(f) for n, f in frames.items()}
+                if self.plan.partitioner is not None:  # the facts into their buckets
+                    new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}
+            else:
+                new, rounds = self._loop(group, group_names, current, news, tick, state)
+                iterations += rounds
+                arrow_only = False
+            for n in group_names:
+                found[n] = new[n]
+                current[n] = self._grown(n, current[n], new[n])
+        return found, iterations, arrow_only
+
+    def _grown(self, name: str, before: str, found: str) -> str:
+        """SQL: relation `name` after its recursion `found` more of it: the
+        two together, or for a lattice (checks/lattices.py) what was found,
+        which is the whole relation."""
+        return found if name in self.program.lattices else self.sql.union([before, found])
+
+    def _loop(self, rules, names: list, current: dict, news: dict | None, tick: int,
+              state: LoopState) -> tuple[dict, int]:
+        """The general semi-naive loop of a recursive stratum (or component):
+        one job per iteration. Returns the new facts of each relation, and for
+        a lattice (checks/lattices.py) the whole relation: the best row of each
+        group among those it starts with and those the loop finds."""
+        lattices = {n: self.program.lattices[n] for n in names if n in self.program.lattices}
+        current = current.updated({n: self._best(lattice, current[n]) for n, lattice in lattices.items()})
+        derived: dict = {n: [] for n in names}
+        for rule in rules:
+            sql = self._derive(rule, current, news, tick, state)
+            if sql is not None:
+                derived[rule.head.name].append(sql)
+        self.names.step("iteration", 1)
+        (deltas,), count = self._materialise({n: self._new_facts(n, derived[n], current[n]) for n in names})
+        found = {n: [deltas[n]] for n in names}
+        accumulated = {n: [current[n], deltas[n]] for n in names}
+        iterations = 1
+        while count:
+            full = current.updated({n: self.sql.union(accumulated[n]) for n in names})
+            new: dict = {n: [] for n in names}
+            for rule in rules:
+                plan = self.plan.plans[rule.index]
+                for occurrence, atom in enumerate(plan.positive):
+                    if atom.name in names and reads_current_tick(atom, tick):
+                        read = self._reader(full, tick, state, delta=(occurrence, deltas))
+                        new[rule.head.name].append(self.sql.placed(rule, self._evaluate(plan, read, tick)))
+            self.names.step("iteration", iterations + 1)
+            (deltas,), count = self._materialise({n: self._new_facts(n, new[n], full[n]) for n in names})
+            iterations += 1
+            for n in names:
+                found[n].append(deltas[n])
+                accumulated[n].append(deltas[n])
+            if len(found[names[0]]) >= COMPACT_EVERY:
+                (whole, news_so_far), _ = self._materialise(
+                    {n: self.sql.union(accumulated[n]) for n in names}, {n: self.sql.union(found[n]) for n in names})
+                accumulated = {n: [whole[n]] for n in names}
+                found = {n: [news_so_far[n]] for n in names}
+        return {n: self._best(lattices[n], self.sql.union([current[n], *found[n]])) if n in lattices
+                else self.sql.union(found[n]) for n in names}, iterations
+
+    def _arrow_allowed(self, rules, news: dict | None) -> bool:
+        """Whether the session allows the Arrow fixpoint (`spark.sparkdedalus.fixpoint`)
+        and the stratum's rules do not run on new facts only this tick (semi-naive
+        across ticks keeps the general loop)."""
+        return self.spark.conf.get(SETTING, ARROW) == ARROW and (
+            news is None or not any(r.index in self.plan.differential for r in rules))
+
+    def _new_facts(self, name: str, derived: list, known: str) -> str:
+        """SQL: the distinct rows of `derived` not in `known`; for a lattice,
+        the best row of each group of `derived` that improves on `known`'s."""
+        candidates = self.sql.union(derived) if derived else self.sql.empty(name, bucket=True)
+        lattice = self.program.lattices.get(name)
+        if lattice is not None:
+            return self._improved(lattice, self._best(lattice, candidates), known)
+        unique = self.sql.name(f"SELECT DISTINCT * FROM {self.sql.name(candidates)}")
+        return self.sql.narrow(self.sql.joined(unique, self.sql.name(known), "LEFT ANTI", self.sql.columns(name)))
+
+    def _lattice_columns(self, lattice) -> tuple[list[str], str]:
+        """A lattice frame's group columns (the partition column among them)
+        and its value column."""
+        columns = self.sql.columns(lattice.relation)
+        value = columns[lattice.position]
+        return [c for c in columns if c != value], value
+
+    def _best(self, lattice, sql: str) -> str:
+        """SQL: the best row of each group of `sql`, a lattice's rows."""
+        keys, value = self._lattice_columns(lattice)
+        columns = ", ".join(f"{lattice.func}(`{c}`) AS `{c}`" if c == value else f"`{c}`"
+                            for c in self.sql.columns(lattice.relation))
+        groups = ", ".join(f"`{k}`" for k in keys)
+        return self.sql.narrow(f"SELECT {columns} FROM {self.sql.name(sql)} GROUP BY {groups}")
+
+    def _improved(self, lattice, candidates: str, known: str) -> str:
+        """SQL: the rows of `candidates` (one a group) better than every row of
+        their group in `known`, or of a group `known` lacks."""
+        keys, value = self._lattice_columns(lattice)
+        as_good = "<=" if lattice.func == "min" else ">="
+        on = " AND ".join([f"c.`{k}` = k.`{k}`" for k in keys] + [f"k.`{value}` {as_good} c.`{value}`"])
+        return self.sql.narrow(f"SELECT /*+ {JOIN_HINT}(k) */ c.* FROM {self.sql.name(candidates)} c"
+                            f" LEFT ANTI JOIN {self.sql.name(known)} k ON {on}")
+
+    def _materialise(self, *groups: dict) -> tuple[list, int]:
+        """Checkpoint the relations of one or two groups ({relation: SQL}) with
+        one job; returns per group the SQL reading each from the checkpoint (a
+        view), and the number of rows."""
+        kinds = (STATE, NEXT)  # a group's rows carry its own kind in the pack
+        pack, (rows,) = self.sql.materialised(self.sql.union([self.layout.part_sql(n, kind, self.sql.name(sql))
+                                                              for kind, group in zip(kinds, groups)
+                                                              for n, sql in group.items()]))
+        self.codegen.grow(rows)  # the rest of a tick whose recursion grows large: compiled
+        view = self.sql.views.of(pack)
+        found = [{n: self.layout.read_sql(view, n, kind) for n in group} for kind, group in zip(kinds, groups)]
+        return found, rows
+
+    def _sent(self, name: str, messages: str, tick: int, sent: str) -> str:
+        """SQL: the messages of relation `name` (its columns and `__src`)
+        leaving their senders at `tick`, as MESSAGE rows: `sent` the SQL of
+        their send tick column, their arrival the network's."""
+        row = list(zip(self.layout.schemas[name].fieldNames(), self.program.relations[name].types))
+        arrival = arrival_sql(self.plan.network, name, row, SOURCE_COLUMN, tick)
+        return self.layout.part_sql(name, MESSAGE, messages, sent=sent, arrival=arrival, source=f"`{SOURCE_COLUMN}`")
+
+    def _queued(self, derived: list, tick: int) -> list:
+        """SQL parts under a capacity (spark/queues.py): the inbox's messages
+        not taken in; the outbox (old QUEUED rows and those `derived` now),
+        its first messages leaving as MESSAGE rows, the others staying."""
+        columns = ", ".join(self.layout.pack_schema.fieldNames())
+        parts, outbox = [], list(derived)
+        if self._previous is not None:
+            parts.append(f"SELECT {columns} FROM {self._inbox} WHERE NOT __take")
+            outbox.append(f"SELECT * FROM {self._previous} WHERE __kind = '{QUEUED}'")
+        if not outbox:
+            return parts
+        taken = self.sql.name(self.plan.queues.taken_sql(self._inbox) if self._inbox is not None
+                           else "SELECT CAST(NULL AS STRING) AS __node, CAST(0 AS BIGINT) AS __r FROM range(0, 1, 1, 1) WHERE false")
+        distinct = self.sql.name(f"SELECT DISTINCT * FROM {self.sql.name(self.sql.union(outbox))}")
+        ranked = self.sql.name(self.sql.narrow(self.plan.queues.outbox_sql(distinct, taken)))
+        parts.append(f"SELECT {columns} FROM {ranked} WHERE NOT __leave")
+        for name in self.plan.queues.relations:
+            leaving = self.layout.read_sql(ranked, name, QUEUED, extra=("__sent", SOURCE_COLUMN))
+            parts.append(self._sent(name, self.sql.name(f"{leaving} AND __leave"), tick, "`__sent`"))
+        return parts
+
+    def _pack(self, tick: int, start: str | None, derived_parts: list, settled: list, current: dict,
+              state: LoopState) -> tuple[DataFrame, tuple]:
+        """Everything that crosses the tick boundary, materialised with one job:
+        the final state (S), facts for the next tick (N), messages (M), the
+        facts GC collects (G); and its rows, its S rows of persisted relations
+        and its G rows. `settled` parts hold facts no other part has (the Arrow
+        fixpoint's): they are left out of the pack's distinct."""
+        parts = ([self._without_lattices(start)] if start is not None else []) + derived_parts
+        moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
+        queued = []  # under a capacity, the messages derived at this tick (spark/queues.py)
+        reader = self._reader(current, tick, state)
+        for rule in self.program.rules:
+            if rule.delivery == "now" or rule.persistence:
+                continue
+            plan = self.plan.plans[rule.index]
+            derived = self.sql.name(self.sql.placed(rule, self._evaluate(plan, reader, tick), spread=False))
+            name = rule.head.name
+            local = self.plan.partitioner is not None and plan.partitioned and rule.delivery == "next"
+            if rule.delivery == "next":
+                (parts if local else moved).append(self.layout.part_sql(name, NEXT, derived))
+            elif self.plan.queues is not None:
+                queued.append(self.layout.part_sql(name, QUEUED, derived, sent=str(tick), source=f"`{SOURCE_COLUMN}`"))
+            else:
+                moved.append(self._sent(name, derived, tick, str(tick)))
+        for plan in self.plan.gc_plans:
+            name = plan.rule.head.name
+            garbage = self.sql.bucketed(name, self._evaluate(plan, reader, tick))
+            moved.append(self.layout.part_sql(name, GARBAGE, self.sql.name(garbage)))
+        if self.plan.queues is not None:
+            moved += self._queued(queued, tick)
+        if moved:
+            union = self.sql.union(moved)
+            parts.append(self.sql.spread(union) if self.plan.partitioner is not None else union)
+        if self._previous is not None and self.plan.queues is None:
+            parts.append(f"SELECT * FROM {self._previous} WHERE __kind = '{MESSAGE}' AND __arrival > {tick}")
+        if not parts:
+            first = next(iter(self.layout.names))
+            parts.append(self.layout.part_sql(first, STATE, self.sql.name(self.sql.empty(first, bucket=True))))
+        pack = self.sql.union(parts)
+        moved_partitions = self.sizer.partitions != self.sizer.tick_partitions \
+            or (self._previous is not None and self.sizer.partitions != self.sizer.pack_partitions)
+        if self.plan.partitioner is not None and self.sizer.partitions > 1 and moved_partitions:
+            pack = self.sql.spread(pack)  # parts read in other partitions
+        self.sizer.pack_partitions = self.sizer.partitions
+        persisted = ", ".join(f"'{n}'" for n in sorted(self.program.persisted)) or "NULL"
+        pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
+        if settled:  # in the loop's partitions already (_recursive)
+            pack = self.sql.union([pack, *settled])
+        pack, (rows, persisted, collected) = self.sql.materialised(
+            pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        self.sizer.sized(rows + self.loader.input_rows_apart)  # the next tick reads the inputs kept apart too
+        return pack, (rows + self.loader.input_rows_apart, persisted, collected)

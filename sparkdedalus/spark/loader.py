@@ -1,0 +1,196 @@
+"""A run's facts loaded into the tick loop: the program's own facts, the EDB
+and the inputs, and the `crash` relation of the failure model.
+
+Facts true at every tick are packed and materialised once per run (one job):
+the inputs kept apart (relations no rule derives and nothing adds to at some
+tick, `TickPlan.apart`) in a pack of their own that no tick copies, the others
+in the static pack every tick starts from. Facts stamped with a tick go into
+that tick's start (`facts_pack`). Facts written in the program's text are
+inlined in the plan as a literal array up to INLINE_ROWS a relation, more are
+loaded once from an Arrow table; nothing here collects rows to the driver.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+
+from sparkdedalus.errors import InputError
+from sparkdedalus.inputs import TICK
+from sparkdedalus.pack.columns import PARTITION_COLUMN, STATE
+from sparkdedalus.program import CRASH
+from sparkdedalus.spark.expressions import sql_literal
+from sparkdedalus.spark.plan import TickPlan
+from sparkdedalus.spark.sizer import Sizer
+from sparkdedalus.spark.tick_sql import TickSql
+from udfs.registry import spark_string_sql
+
+#: A relation's facts written in the program's text (those at every tick, or
+#: all those stamped with a tick) up to this many are inlined in the plan as a
+#: literal array; more are loaded as a DataFrame from Arrow, once. An inline
+#: array costs no job of its own but grows the plan with every fact (built,
+#: analysed and optimised wherever the plan uses it); measured on the 2-core
+#: machine (docs/performance.md), whole runs cost the same to within the noise
+#: up to 128 facts a relation, and loading won 1.3x at 256 and 2.4x at 512.
+INLINE_ROWS = 128
+_ARROW_TYPES = {LongType: pa.int64(), DoubleType: pa.float64(), BooleanType: pa.bool_()}
+
+
+class Loader:
+    """The facts of a run, loaded once (see the module)."""
+
+    def __init__(self, spark: SparkSession, plan: TickPlan, sql: TickSql, sizer: Sizer, edb: dict,
+                 stamped: dict, input_apart: bool):
+        """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
+        {relation: (frame with a `tick` column, set of its ticks)}, rows holding
+        at their tick only (`.input` rows with a tick, see spark/inputs.py);
+        `input_apart`: keep the relations no rule derives out of the packs
+        (`full` adds them back)."""
+        self.spark = spark
+        self.plan = plan
+        self.sql = sql
+        self.sizer = sizer
+        self.program = plan.program
+        self.layout = plan.layout
+        self.stamped = dict(stamped)
+        self.facts_at = self._text_facts()
+        frames = self._static_frames(edb)
+        plan.keep_apart(set(frames), input_apart)
+        apart = plan.apart
+        self.input_pack, self.input_rows_apart = self._static_pack({n: f for n, f in frames.items() if n in apart})
+        self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in apart})
+        sizer.sized(self.input_rows_apart + static_rows)
+
+    def frame(self, name: str, rows: list) -> DataFrame:
+        """Rows as a frame: up to INLINE_ROWS an inline array in one partition
+        (one SQL expression), more loaded from Arrow (`_loaded`). Neither uses
+        an RDD: both work on Spark Connect."""
+        if len(rows) > INLINE_ROWS:
+            return self._loaded(self.layout.schemas[name], rows)
+        return self.spark.sql(self._rows_sql(name, rows))
+
+    def _rows_sql(self, name: str, rows: list) -> str:
+        """SQL: up to INLINE_ROWS rows of `name` (columns c0..)."""
+        return self._inline_sql(self.layout.schemas[name], rows) if rows else self.sql.empty(name)
+
+    @staticmethod
+    def _inline_sql(schema: StructType, rows: list) -> str:
+        """SQL: rows as a literal array in one partition."""
+        structs = ", ".join(
+            "struct(" + ", ".join(f"CAST({sql_literal(v)} AS {f.dataType.simpleString()}) AS {f.name}"
+                                  for v, f in zip(row, schema.fields)) + ")" for row in rows)
+        return f"SELECT inline(array({structs})) FROM range(0, 1, 1, 1)"
+
+    def _loaded(self, schema: StructType, rows: list) -> DataFrame:
+        """Rows as a frame built from an Arrow table: its size does not grow the
+        plan's expressions."""
+        columns = list(zip(*rows))
+        arrays = [pa.array(values, _ARROW_TYPES.get(type(f.dataType), pa.string()))
+                  for values, f in zip(columns, schema.fields)]
+        return self.spark.createDataFrame(pa.Table.from_arrays(arrays, names=schema.fieldNames()), schema)
+
+    def _text_facts(self) -> dict:
+        """The program's facts stamped with a tick, {tick: {relation: rows}};
+        a relation with more than INLINE_ROWS of them is loaded once into
+        `self.stamped` instead (a frame with a `tick` column, like a stamped
+        `.input`) and left out."""
+        by_relation: dict = {}
+        for fact in self.program.facts:
+            if fact.tick is not None:
+                by_relation.setdefault(fact.atom.name, set()).add((*fact.row, fact.tick))
+        facts_at: dict = {}
+        for name, rows in by_relation.items():
+            if len(rows) > INLINE_ROWS:
+                schema = StructType(self.layout.schemas[name].fields + [StructField(TICK, LongType(), False)])
+                frame = self._loaded(schema, sorted(rows)).localCheckpoint(eager=False)
+                ticks = {row[-1] for row in rows}
+                if name in self.stamped:
+                    frame = self.stamped[name][0].unionAll(frame)
+                    ticks |= self.stamped[name][1]
+                self.stamped[name] = (frame, ticks)
+                continue
+            for *row, tick in rows:
+                facts_at.setdefault(tick, {}).setdefault(name, []).append(tuple(row))
+        return facts_at
+
+    def _static_frames(self, edb: dict) -> dict:
+        rows: dict = {}
+        for fact in self.program.facts:
+            if fact.tick is None:
+                rows.setdefault(fact.atom.name, []).append(fact.row)
+        frames = {name: self.frame(name, sorted(set(r))) for name, r in rows.items()}
+        for name, frame in edb.items():
+            if name not in self.program.relations:
+                raise InputError(f"EDB given for unknown relation '{name}'")
+            typed = frame.toDF(*self.layout.schemas[name].fieldNames()) if not isinstance(frame, list) \
+                else self.frame(name, [tuple(r) for r in frame])
+            typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
+            frames[name] = frames[name].unionAll(typed) if name in frames else typed
+        if CRASH in self.program.relations and self.plan.network.crashes:
+            frames[CRASH] = self._crash_frame(frames)
+        return frames
+
+    def _crash_frame(self, frames: dict) -> DataFrame:
+        """`crash(L, N, T)` at every location L of the run (`Network.crash_rows`):
+        those of the program's facts and of the failure model in Python, those
+        of the EDB and stamped input rows by Spark, never collected."""
+        network = self.plan.network
+        known = self.frame(CRASH, sorted(network.crash_rows(self.program, ())))
+        located_frames = [*frames.items(), *((name, stamped) for name, (stamped, _) in self.stamped.items())]
+        inputs = [f.selectExpr(f"{spark_string_sql('c0', self.program.relations[name].types[0])} AS c0")
+                  for name, f in located_frames if name != CRASH]
+        if not inputs:
+            return known
+        fields = self.layout.schemas[CRASH].fields[1:]
+        crashes = self.spark.sql(self._inline_sql(StructType(fields), sorted(network.crashes.items())))
+        located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
+        return known.unionAll(located).distinct()
+
+    def _static_pack(self, frames: dict) -> tuple[DataFrame | None, int]:
+        """Facts true at every tick, packed and materialised once (one job), and
+        their rows (a replicated relation's counted once). As a tick's start,
+        they may hold a fact twice (an input's repeated row): rules read
+        relations as sets, and a pack, or `full`, holds each fact once."""
+        if not frames:
+            return None, 0
+        sql = self.sql
+        pack = sql.union([self.layout.part_sql(n, STATE, sql.name(sql.bucketed(n, sql.views.of(f))))
+                          for n, f in frames.items()])
+        if self.plan.partitioner is not None:
+            pack = f"SELECT /*+ REPARTITION({self.sizer.most_partitions}, {PARTITION_COLUMN}) */ * FROM {sql.name(pack)}"
+        elif self.sizer.partitions > 1:
+            pack = f"SELECT /*+ REPARTITION({self.sizer.partitions}) */ * FROM {sql.name(pack)}"
+        pack, (_, rows) = sql.materialised(pack, self.layout.home_copy())
+        sql.end()
+        return pack, rows
+
+    def facts_pack(self, tick: int) -> str | None:
+        """SQL: the facts stamped with `tick` (the program's and the inputs'), packed."""
+        sql = self.sql
+        parts = [self.layout.part_sql(n, STATE, sql.name(sql.bucketed(n, self._rows_sql(n, r))))
+                 for n, r in self.facts_at.get(tick, {}).items()]
+        for name, (frame, ticks) in self.stamped.items():
+            if tick in ticks:
+                columns = ", ".join(self.layout.schemas[name].fieldNames())
+                rows = f"SELECT {columns} FROM {sql.views.of(frame)} WHERE {TICK} = {tick}"
+                parts.append(self.layout.part_sql(name, STATE, sql.name(sql.bucketed(name, rows))))
+        if not parts:
+            return None
+        if self.plan.partitioner is None or self.sizer.partitions == 1:
+            return sql.union(parts)
+        # moved to their buckets once, for every plan of the tick that reads them
+        return sql.cut(sql.spread(sql.union(parts)))
+
+    def read_apart(self, name: str) -> str:
+        """SQL: relation `name`, which no rule derives, read from the inputs kept apart."""
+        return self.layout.read_sql(self.sql.views.of(self.input_pack), name)
+
+    def full(self, pack: DataFrame) -> DataFrame:
+        """A tick's pack with the relations kept apart (`TickPlan.apart`): every
+        fact of the tick, once (the distinct is planned, computed by who reads)."""
+        return pack if self.input_pack is None else \
+            pack.unionAll(self.input_pack.where(self.layout.home_copy()).distinct())

@@ -1,0 +1,62 @@
+"""The tick loop: a run's tick plan, loader, sizer and executor put together.
+
+`TickLoop(spark, program, ...)` decides what every tick runs (spark/plan.py),
+loads the run's facts (spark/loader.py) and sizes the partitions to them
+(spark/sizer.py); `run_tick` computes a tick's pack from the previous one
+(spark/executor.py), and `full(pack)` adds back the inputs kept apart for
+whoever reads every relation of a tick. The driver (spark/driver.py) runs the
+ticks one after the other and keeps their packs.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+
+from sparkdedalus.network import Network
+from sparkdedalus.pack.layout import Layout
+from sparkdedalus.plumbing.jobnames import JobNames
+from sparkdedalus.program import Program
+from sparkdedalus.spark.executor import Executor, LoopState
+from sparkdedalus.spark.loader import Loader
+from sparkdedalus.spark.plan import TickPlan
+from sparkdedalus.spark.sizer import Sizer, max_partitions
+from sparkdedalus.spark.tick_sql import TickSql
+
+
+class TickLoop:
+    """A run's tick loop (see the module)."""
+
+    def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
+                 edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
+                 gc: list | None = None, policy: bool = True, input_apart: bool = True,
+                 names: JobNames | None = None, count_exchanges: bool = False):
+        """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
+        {relation: (frame with a `tick` column, set of its ticks)}, rows holding
+        at their tick only (`.input` rows with a tick, see spark/inputs.py);
+        `partitions`: a fixed number (default: sized to the data); `gc`: the
+        `GcRule`s to apply (analysis/gc.py); `policy`: partition by the
+        distribution policies (spark/partitioner.py); `input_apart`: keep the
+        relations no rule derives out of the packs (`full` adds them back);
+        `names`: names the jobs (default: a JobNames of its own);
+        `count_exchanges`: fill `TickStats.exchanges`."""
+        stamped = dict(stamped or {})
+        most = partitions or max_partitions(spark)
+        self.plan = TickPlan(spark, program, network or Network(), frozenset(stamped), list(gc or ()), policy, most)
+        self.sizer = Sizer(partitions, most, self.plan.partitioner is not None, count_exchanges)
+        sql = TickSql(spark, self.plan, self.sizer)
+        self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart)
+        self.executor = Executor(spark, self.plan, sql, self.sizer, self.loader, names or JobNames(spark))
+
+    @property
+    def layout(self) -> Layout:
+        """The packs' layout (pack/layout.py)."""
+        return self.plan.layout
+
+    def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
+        """Tick `tick`'s pack from the previous one (None at the first tick),
+        materialised; its TickStats appended to `state.stats`."""
+        return self.executor.run_tick(tick, previous, state)
+
+    def full(self, pack: DataFrame) -> DataFrame:
+        """A tick's pack with the relations kept apart: every fact of the tick, once."""
+        return self.loader.full(pack)
