@@ -1,6 +1,6 @@
 """A recursive stratum evaluated to its fixpoint inside Spark tasks, in Arrow.
 
-The general semi-naive loop (runtime.TickLoop._recursive) costs a Spark job,
+The general semi-naive loop (executor.Executor._recursive) costs a Spark job,
 a checkpoint and a shuffle per iteration. A stratum whose rules are conjunctive
 queries (positive atoms of the current tick, variables and constants),
 comparisons and `Z == expr` assignments with `+ - *` on numbers (checked:
