@@ -52,7 +52,8 @@ def test_p1_leads_first_then_p2_preempts_it(default_run):
     assert {t for t, r in history(default_run, "ousted").items() if r == {("p1", 11, 12)}} == set(range(7, 13))
     assert all(rows(default_run, "ballot", t) == {("p1", 11), ("p2", 12)} for t in range(4, 13))
     promised = history(default_run, "promised")
-    assert [promised[t] for t in (1, 2, 4, 5, 12)] == [set()] + [{(a, 11) for a in ACCEPTORS}] * 2 + \
+    # ballot 0 until the first p1a (the acceptors' ballots start with 0)
+    assert [promised[t] for t in (1, 2, 4, 5, 12)] == [{(a, 0) for a in ACCEPTORS}] + [{(a, 11) for a in ACCEPTORS}] * 2 + \
         [{(a, 12) for a in ACCEPTORS}] * 2
 
 
