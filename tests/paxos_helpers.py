@@ -14,6 +14,8 @@ PROTOCOLS = Path(__file__).resolve().parents[1] / "examples" / "protocols"
 PAXOS = str(PROTOCOLS / "paxos.ded")
 #: its safety as `pre`/`post` for `sparkdedalus faults`
 SAFETY = str(PROTOCOLS / "paxos_safety.ded")
+#: what `rewrite` derives from it (scripts/regen-protocols.sh)
+SCALABLE = str(PROTOCOLS / "paxos_scalable.ded")
 ACCEPTORS, REPLICAS = ("a1", "a2", "a3"), ("r1", "r2", "r3")
 
 #: both proposers campaign at tick 1: p2's ballot 12 preempts p1's 11 at once

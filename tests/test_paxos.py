@@ -53,8 +53,8 @@ def test_p1_leads_first_then_p2_preempts_it(default_run):
     assert all(rows(default_run, "ballot", t) == {("p1", 11), ("p2", 12)} for t in range(4, 13))
     promised = history(default_run, "promised")
     # ballot 0 until the first p1a (the acceptors' ballots start with 0)
-    assert [promised[t] for t in (1, 2, 4, 5, 12)] == [{(a, 0) for a in ACCEPTORS}] + [{(a, 11) for a in ACCEPTORS}] * 2 + \
-        [{(a, 12) for a in ACCEPTORS}] * 2
+    assert [promised[t] for t in (1, 2, 4, 5, 12)] == [{(a, 0) for a in ACCEPTORS}] + \
+        [{(a, 11) for a in ACCEPTORS}] * 2 + [{(a, 12) for a in ACCEPTORS}] * 2
 
 
 def test_the_acceptors_logs(default_run):

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from paxos_helpers import BOTH_AT_ONCE, PAXOS, PROTOCOLS, REPLICAS, SAFETY, paxos_text, violations
+from paxos_helpers import BOTH_AT_ONCE, PAXOS, REPLICAS, SAFETY, SCALABLE, paxos_text, violations
 from sparkdedalus import Program
 from sparkdedalus.analysis.decoupling import decoupling
 from sparkdedalus.analysis.roles import component_rules
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
+from sparkdedalus.rewrite import Target, asymmetric, partial_partitioning, partitioning
 from sparkdedalus.shell.cli import main
-
-SCALABLE = str(PROTOCOLS / "paxos_scalable.ded")
 
 
 def test_the_paper_s_p2a_proxies_and_partitioned_acceptors():
@@ -34,7 +33,8 @@ def test_the_paper_s_p2a_proxies_and_partitioned_acceptors():
         # p2a(A, P, B, S, ..) and log(A, S, ..): by slot
         "acceptor on 3 partitions (partial): p2a by c3, log by c1",
         "acceptor seals p1b per partition (B.4)",
-        'acceptor replicates ballots, p1a, promised on every partition; p1a ordered by a coordinator at L + "/coord" (B.3)']
+        "acceptor replicates ballots, p1a, promised on every partition; "
+        'p1a ordered by a coordinator at L + "/coord" (B.3)']
     # 2 proposers, 6 p2a proxies, 3 coordinators, 9 acceptor partitions, 3 replicas (the
     # paper's 29 machines but its 6 p2b proxies, which the rewrites cannot derive)
     nodes = {f.atom.args[0].value for f in scalable.facts} - {"c1", "c2"}
@@ -76,7 +76,8 @@ COLLECTION = {"accepted_by", "accepts", "committed", "decide", "announced"}
 def collection_verdicts(text: str) -> dict:
     """rewrite -> (applies, reasons as text) for moving the proposer's p2b collection."""
     program = Program.parse(text)
-    split = [i for i in component_rules(program, "proposer") if program.rules[i].head.name in COLLECTION | {"p2bs"}]
+    split = [i for i in component_rules(program, "proposer")
+             if program.rules[i].head.name in COLLECTION | {"p2bs", "preempted"}]
     return {p.rewrite: (p.applies, [str(r) for r in p.reasons])
             for p in decoupling(program, "proposer", split).preconditions}
 
@@ -88,32 +89,44 @@ def test_no_decoupling_moves_the_p2b_collection_as_shipped():
     # C2 reads what the proposer derives (the command of a slot), and is neither
     # monotonic nor functional
     assert "<string>:138:74: the rule for committed (line 138) reads assigned, which the other rules derive" in reasons
-    assert "<string>:136:32: the rule for accepted_by (line 136) reads p2b, which is not persisted, not even logically" \
-        in reasons
+    assert "<string>:136:32: the rule for accepted_by (line 136) reads p2b, which is not persisted, " \
+        "not even logically" in reasons
     assert "<string>:139:73: the rule for decide (line 139) negates announced" in reasons
     assert "<string>:137:22: the rule for accepts (line 137) aggregates with count<A>" in reasons
 
 
-#: the p2b carries the command, the collection keeps the p2b (p2bs), the proposer is
-#: ousted by what the collection keeps, and a decide leaves when a p2b completes a quorum
-CARRIED = [
+#: the p2b carries the command (the paper's proxies "broadcast committed payloads")
+PAYLOAD = [
     ("p2b(P, A, B, S, B)@async :- p2a(A, P, B, S, _, _), promised(A, MB), B >= MB;",
      "p2b(P, A, B, S, Cl, C, B)@async :- p2a(A, P, B, S, Cl, C), promised(A, MB), B >= MB;"),
     ("p2b(P, A, B, S, MB)@async :- p2a(A, P, B, S, _, _), promised(A, MB), MB > B;",
      "p2b(P, A, B, S, Cl, C, MB)@async :- p2a(A, P, B, S, Cl, C), promised(A, MB), MB > B;"),
-    ("ousted(P, B, MB) :- ballot(P, B), p2b(P, _, B, _, MB), MB > B;",
-     "ousted(P, B, MB) :- ballot(P, B), p2bs(P, _, B, _, _, _, MB), MB > B;"),
-    ("    .persist accepted_by\n", "    .persist p2bs\n"),
-    ("    .persist announced\n", ""),
-    ("""    accepted_by(P, B, S, A) :- p2b(P, A, B, S, B);
+    ("    .persist announced\n", "")]
+COLLECTED = """    accepted_by(P, B, S, A) :- p2b(P, A, B, S, B);
     accepts(P, B, S, count<A>) :- accepted_by(P, B, S, A);
     committed(P, S, Cl, C) :- accepts(P, B, S, N), quorum(P, Q), N >= Q, assigned(P, B, S, Cl, C);
     decide(R, S, Cl, C)@async :- committed(P, S, Cl, C), replica(P, R), notin announced(P, S);
-    announced(P, S)@next :- committed(P, S, _, _);""",
-     """    p2bs(P, A, B, S, Cl, C, MB) :- p2b(P, A, B, S, Cl, C, MB);
+    announced(P, S)@next :- committed(P, S, _, _);"""
+#: ... the collection keeps the p2b (p2bs), the proposer is ousted by what it keeps, and
+#: a decide leaves when a p2b completes a quorum
+CARRIED = PAYLOAD + [
+    ("ousted(P, B, MB) :- ballot(P, B), p2b(P, _, B, _, MB), MB > B;",
+     "ousted(P, B, MB) :- ballot(P, B), p2bs(P, _, B, _, _, _, MB), MB > B;"),
+    ("    .persist accepted_by\n", "    .persist p2bs\n"),
+    (COLLECTED, """    p2bs(P, A, B, S, Cl, C, MB) :- p2b(P, A, B, S, Cl, C, MB);
     accepts(P, B, S, Cl, C, count<A>) :- p2bs(P, A, B, S, Cl, C, B);
     committed(P, S, Cl, C) :- accepts(P, B, S, Cl, C, N), quorum(P, Q), N >= Q;
     decide(R, S, Cl, C)@async :- p2b(P, _, B, S, Cl, C, B), committed(P, S, Cl, C), replica(P, R);""")]
+#: ... or the proposer persists the p2b, the collection derives the preemptions, and the
+#: decisions are sent at every tick (monotonic)
+PERSISTED = PAYLOAD + [
+    ("ousted(P, B, MB) :- ballot(P, B), p2b(P, _, B, _, MB), MB > B;",
+     "ousted(P, B, MB) :- ballot(P, B), preempted(P, B, MB);"),
+    ("    .persist accepted_by\n", "    .persist p2b\n"),
+    (COLLECTED, """    preempted(P, B, MB) :- p2b(P, _, B, _, _, _, MB), MB > B;
+    accepts(P, B, S, Cl, C, count<A>) :- p2b(P, A, B, S, Cl, C, B);
+    committed(P, S, Cl, C) :- accepts(P, B, S, Cl, C, N), quorum(P, Q), N >= Q;
+    decide(R, S, Cl, C)@async :- committed(P, S, Cl, C), replica(P, R);""")]
 
 
 def test_with_the_command_in_the_p2b_only_monotonicity_is_missing():
@@ -134,3 +147,23 @@ def test_with_the_command_in_the_p2b_only_monotonicity_is_missing():
     trace = run(Program.parse(text), ticks=12)
     assert {(s, c) for _, s, _, c in trace.relation("committed", 12)} == {(1, "x"), (2, "y"), (3, "z")}
     assert violations(trace.at, 12) == []
+
+
+def test_with_the_p2b_persisted_the_proxies_are_derived_but_resend_and_cannot_be_partitioned():
+    program = Program.parse(paxos_text(*PERSISTED))
+    assert collection_verdicts(paxos_text(*PERSISTED))["asymmetric"][0]
+    split = tuple(i for i in component_rules(program, "proposer")
+                  if program.rules[i].head.name in {"preempted", "accepts", "committed", "decide"})
+    proxied, notes = asymmetric.apply(program, Target("proposer", split, "p2b_proxy_leaders"))
+    assert notes == ["proposer -> p2b_proxy_leaders: asymmetric decoupling of preempted, accepts, committed, decide"]
+    # every decision is sent again at every tick: p1's slots 1 and 2 from tick 5 on
+    trace = run(program, ticks=12)
+    sent = {(m.send_tick, m.row[1]) for m in trace.messages if m.relation == "decide" and m.src == "p1"}
+    assert sent >= {(t, s) for t in range(5, 13) for s in (1, 2)}
+    # and the proxies' batches, numbered in one sequence by tick, share no key with p2b
+    verdict = partitioning.precondition(proxied, Target("p2b_proxy_leaders", partitions=3))
+    assert not verdict.applies
+    verdict = partial_partitioning.precondition(proxied, Target("p2b_proxy_leaders", partitions=3))
+    assert not verdict.applies
+    assert any(str(r).endswith("batch_p2b_proxy_leaders and p2b share no key (co-hashing, 4.1)")
+               for r in verdict.reasons)
