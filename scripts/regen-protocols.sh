@@ -20,3 +20,11 @@ cd "$ROOT"
 # which relays the inquiries; all parts run on 4 partitions, by transaction id
 "$SD" rewrite examples/protocols/two_phase_commit.ded --auto coordinator,participant --partitions 4 \
     --out examples/protocols/two_phase_commit_scalable.ded
+
+# MultiPaxos: the p2a proxy leaders (functional decoupling of the proposer's p2a sends)
+# on 3 partitions by slot, and the acceptors partially partitioned by slot (B.3) on 3
+# partitions, each acceptor's ballot replicated and its p1a ordered by a coordinator,
+# its p1b sealed per partition (B.4). No p2b proxy leaders: no decoupling of the p2b
+# collection applies (docs/protocols.md, "ScalablePaxos")
+"$SD" rewrite examples/protocols/paxos.ded --decouple proposer:p2a:p2a_proxy_leaders \
+    --partition p2a_proxy_leaders:3 --partition acceptor:3 --out examples/protocols/paxos_scalable.ded

@@ -26,15 +26,20 @@ def differences(spark, program, ticks: int, network=None, edb=None) -> list[str]
 def compared_run(spark, program, ticks: int, network=None, edb=None, **options) -> tuple[list[str], object]:
     """`differences(...)` and the Spark engine's `Run`; `options` (e.g. `gc`)
     go to both engines (`store`, `resume`: to the Spark engine only)."""
+    return compared(spark, program, ticks, network, edb, **options)[:2]
+
+
+def compared(spark, program, ticks: int, network=None, edb=None, **options) -> tuple[list[str], object, dict]:
+    """`compared_run(...)` and the Spark engine's facts: tick -> {relation: rows}."""
     trace = reference_run(program, ticks=ticks, network=network, edb=edb, **{k: v for k, v in options.items()
                                                                                if k == "gc"})
     run = Engine(spark).run(program, ticks=ticks, network=network, edb=edb, **options)
-    found = []
+    found, facts = [], {}
     for tick in range(1, ticks + 1):
         expected = trace.at(tick)
-        actual = run.facts(tick, relations=list(program.relations))
+        actual = facts[tick] = run.facts(tick, relations=list(program.relations))
         for name in program.relations:
             want, got = set(expected.get(name, ())), actual.get(name, set())
             if want != got:
                 found.append(f"tick {tick} {name}: missing {sorted(want - got)[:5]}, extra {sorted(got - want)[:5]}")
-    return found, run
+    return found, run, facts

@@ -204,7 +204,7 @@ def test_partial_partitioning_of_the_paxos_acceptor_checks_the_state_machines():
 
 def test_a_ballot_carried_by_a_next_rule_is_no_state_machine_negative():
     # the highest ballot kept by `held(A, B)@next :- ballots(A, B)` instead of .persist (as
-    # examples/protocols/paxos.ded keeps promised_before): A.4.1 (1) allows no inductive rule
+    # examples/protocols/paxos.ded once kept promised_before): A.4.1 (1) allows no inductive rule
     # but the persistence rule, so held has neither dependency, nor ballots, which reads it;
     # no other set of replicated relations partitions the rest: no policy (the reason names
     # the first rule for ballots, line 11 once the .persist line 10 is gone)

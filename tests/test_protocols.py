@@ -31,8 +31,9 @@ def _commands() -> dict:
     return found
 
 
-def test_the_script_generates_both_scalable_programs():
-    assert sorted(_commands()) == ["examples/protocols/two_phase_commit_scalable.ded",
+def test_the_script_generates_the_three_scalable_programs():
+    assert sorted(_commands()) == ["examples/protocols/paxos_scalable.ded",
+                                   "examples/protocols/two_phase_commit_scalable.ded",
                                    "examples/protocols/voting_scalable.ded"]
 
 
@@ -41,7 +42,7 @@ def test_the_base_programs_are_the_examples(name):
     assert (PROTOCOLS / f"{name}.ded").read_bytes() == (ROOT / "examples" / f"{name}.ded").read_bytes()
 
 
-@pytest.mark.parametrize("name", ["voting", "two_phase_commit"])
+@pytest.mark.parametrize("name", ["voting", "two_phase_commit", "paxos"])
 def test_the_scalable_programs_are_regenerated_byte_for_byte(name, tmp_path, monkeypatch):
     shipped = f"examples/protocols/{name}_scalable.ded"
     args = _commands()[shipped]

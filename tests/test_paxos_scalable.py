@@ -1,0 +1,169 @@
+"""examples/protocols/paxos_scalable.ded, what `rewrite` derives from paxos.ded
+(scripts/regen-protocols.sh; tests/test_protocols.py regenerates it byte for byte):
+the paper's p2a proxy leaders and partially partitioned acceptors (section 5.2, B.3,
+B.4); its clients observe one of the base program's outcomes (`equiv`, refinement);
+agreement and validity hold under random delays, a proposer crash, and every
+single crash of `faults`. And why there are no p2b proxy leaders: the analyses'
+verdicts on the p2b collection, which docs/protocols.md quotes."""
+
+from __future__ import annotations
+
+import pytest
+
+from paxos_helpers import BOTH_AT_ONCE, PAXOS, REPLICAS, SAFETY, SCALABLE, paxos_text, violations
+from sparkdedalus import Program
+from sparkdedalus.analysis.decoupling import decoupling
+from sparkdedalus.analysis.roles import component_rules
+from sparkdedalus.network import Network
+from sparkdedalus.reference import run
+from sparkdedalus.rewrite import Target, asymmetric, partial_partitioning, partitioning
+from sparkdedalus.shell.cli import main
+
+
+def test_the_paper_s_p2a_proxies_and_partitioned_acceptors():
+    base, scalable = Program.from_files(PAXOS), Program.from_files(SCALABLE)
+    assert set(scalable.components) == set(base.components) | {"p2a_proxy_leaders", "acceptor_coord"}
+    assert set(scalable.homes) == {"/p2a_proxy_leaders", "/p0", "/p1", "/p2", "/coord"}
+    header = [line.split(": ", 1)[1] for line in open(SCALABLE).read().splitlines()
+              if line.startswith("// sparkdedalus rewrite: ")]
+    assert header == [
+        "proposer -> p2a_proxy_leaders: functional decoupling of p2a",
+        # proposal(P, S, B, ..): by slot
+        "p2a_proxy_leaders on 3 partitions (co-hashing): proposal_p2a_proxy_leaders by c1",
+        # p2a(A, P, B, S, ..) and log(A, S, ..): by slot
+        "acceptor on 3 partitions (partial): p2a by c3, log by c1",
+        "acceptor seals p1b per partition (B.4)",
+        "acceptor replicates ballots, p1a, promised on every partition; "
+        'p1a ordered by a coordinator at L + "/coord" (B.3)']
+    # 2 proposers, 6 p2a proxies, 3 coordinators, 9 acceptor partitions, 3 replicas (the
+    # paper's 29 machines but its 6 p2b proxies, which the rewrites cannot derive)
+    nodes = {f.atom.args[0].value for f in scalable.facts} - {"c1", "c2"}
+    assert len(nodes - {"p1", "p2"}) == 6 + 9 and {"p1", "p2"} <= nodes
+
+
+def test_the_clients_observe_an_outcome_of_the_base_program(capsys):
+    assert main(["equiv", PAXOS, SCALABLE, "--ticks", "40", "--seeds", "20", "--observe", "reply",
+                 "--mode", "refinement"]) == 0
+    assert capsys.readouterr().out.startswith("refines: every outcome")
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("both, failures", [(False, ",crash=p2@7"), (True, ",crash=p2@3")])
+def test_safe_and_live_under_random_delays_and_a_proposer_crash(both, failures, seed):
+    text = open(SCALABLE).read()
+    if both:
+        assert text.count(BOTH_AT_ONCE[0]) == 1
+        text = text.replace(*BOTH_AT_ONCE)
+    trace = run(Program.parse(text), ticks=50, network=Network.parse(f"delay=uniform(1,3),seed={seed}{failures}"))
+    assert violations(trace.at, trace.ticks) == []
+    done = {(r, c) for r, _, c in trace.relation("executed", 50) if c != "noop"}
+    assert done == {(r, c) for r in REPLICAS for c in ("x", "y", "z")}
+
+
+def test_faults_one_crash_anywhere_breaks_no_agreement(capsys):
+    # a proposer, a p2a proxy, or a partition of each acceptor, once, at any tick 1..14
+    nodes = "p1,p2,p1/p2a_proxy_leaders/p0,a1/p0,a2/p1,a3/p2"
+    assert main(["faults", SCALABLE, SAFETY, "--nodes", nodes, "--eot", "14", "--eff", "0", "--crashes", "1",
+                 "--engine", "reference", "--search", "all", "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("85 scenarios, no counterexample")
+
+
+# --- why no p2b proxy leaders (docs/protocols.md, "ScalablePaxos")
+
+COLLECTION = {"accepted_by", "accepts", "committed", "decide", "announced"}
+
+
+def collection_verdicts(text: str) -> dict:
+    """rewrite -> (applies, reasons as text) for moving the proposer's p2b collection."""
+    program = Program.parse(text)
+    split = [i for i in component_rules(program, "proposer")
+             if program.rules[i].head.name in COLLECTION | {"p2bs", "preempted"}]
+    return {p.rewrite: (p.applies, [str(r) for r in p.reasons])
+            for p in decoupling(program, "proposer", split).preconditions}
+
+
+def test_no_decoupling_moves_the_p2b_collection_as_shipped():
+    found = collection_verdicts(open(PAXOS).read())
+    assert not any(applies for applies, _ in found.values())
+    applies, reasons = found["asymmetric"]
+    # C2 reads what the proposer derives (the command of a slot), and is neither
+    # monotonic nor functional
+    assert "<string>:138:74: the rule for committed (line 138) reads assigned, which the other rules derive" in reasons
+    assert "<string>:136:32: the rule for accepted_by (line 136) reads p2b, which is not persisted, " \
+        "not even logically" in reasons
+    assert "<string>:139:73: the rule for decide (line 139) negates announced" in reasons
+    assert "<string>:137:22: the rule for accepts (line 137) aggregates with count<A>" in reasons
+
+
+#: the p2b carries the command (the paper's proxies "broadcast committed payloads")
+PAYLOAD = [
+    ("p2b(P, A, B, S, B)@async :- p2a(A, P, B, S, _, _), promised(A, MB), B >= MB;",
+     "p2b(P, A, B, S, Cl, C, B)@async :- p2a(A, P, B, S, Cl, C), promised(A, MB), B >= MB;"),
+    ("p2b(P, A, B, S, MB)@async :- p2a(A, P, B, S, _, _), promised(A, MB), MB > B;",
+     "p2b(P, A, B, S, Cl, C, MB)@async :- p2a(A, P, B, S, Cl, C), promised(A, MB), MB > B;"),
+    ("    .persist announced\n", "")]
+COLLECTED = """    accepted_by(P, B, S, A) :- p2b(P, A, B, S, B);
+    accepts(P, B, S, count<A>) :- accepted_by(P, B, S, A);
+    committed(P, S, Cl, C) :- accepts(P, B, S, N), quorum(P, Q), N >= Q, assigned(P, B, S, Cl, C);
+    decide(R, S, Cl, C)@async :- committed(P, S, Cl, C), replica(P, R), notin announced(P, S);
+    announced(P, S)@next :- committed(P, S, _, _);"""
+#: ... the collection keeps the p2b (p2bs), the proposer is ousted by what it keeps, and
+#: a decide leaves when a p2b completes a quorum
+CARRIED = PAYLOAD + [
+    ("ousted(P, B, MB) :- ballot(P, B), p2b(P, _, B, _, MB), MB > B;",
+     "ousted(P, B, MB) :- ballot(P, B), p2bs(P, _, B, _, _, _, MB), MB > B;"),
+    ("    .persist accepted_by\n", "    .persist p2bs\n"),
+    (COLLECTED, """    p2bs(P, A, B, S, Cl, C, MB) :- p2b(P, A, B, S, Cl, C, MB);
+    accepts(P, B, S, Cl, C, count<A>) :- p2bs(P, A, B, S, Cl, C, B);
+    committed(P, S, Cl, C) :- accepts(P, B, S, Cl, C, N), quorum(P, Q), N >= Q;
+    decide(R, S, Cl, C)@async :- p2b(P, _, B, S, Cl, C, B), committed(P, S, Cl, C), replica(P, R);""")]
+#: ... or the proposer persists the p2b, the collection derives the preemptions, and the
+#: decisions are sent at every tick (monotonic)
+PERSISTED = PAYLOAD + [
+    ("ousted(P, B, MB) :- ballot(P, B), p2b(P, _, B, _, MB), MB > B;",
+     "ousted(P, B, MB) :- ballot(P, B), preempted(P, B, MB);"),
+    ("    .persist accepted_by\n", "    .persist p2b\n"),
+    (COLLECTED, """    preempted(P, B, MB) :- p2b(P, _, B, _, _, _, MB), MB > B;
+    accepts(P, B, S, Cl, C, count<A>) :- p2b(P, A, B, S, Cl, C, B);
+    committed(P, S, Cl, C) :- accepts(P, B, S, Cl, C, N), quorum(P, Q), N >= Q;
+    decide(R, S, Cl, C)@async :- committed(P, S, Cl, C), replica(P, R);""")]
+
+
+def test_with_the_command_in_the_p2b_only_monotonicity_is_missing():
+    text = paxos_text(*CARRIED)
+    found = collection_verdicts(text)
+    applies, reasons = found["asymmetric"]
+    assert not applies
+    # independent of the proposer (the state machine test holds: its only reason is the
+    # proposer reading p2bs, which the asymmetric rewrite allows); but neither monotonic
+    # (p2b, its input, is read as it arrives) nor functional (a count, two IDB relations)
+    assert found["state machine"] == (False, ["<string>:110:39: the rule for ousted (line 110) reads p2bs, "
+                                              "which the other rules derive"])
+    assert reasons == [
+        "<string>:135:36: the rule for p2bs (line 135) reads p2b, which is not persisted, not even logically",
+        "<string>:136:29: the rule for accepts (line 136) aggregates with count<A>",
+        "<string>:138:61: the rule for decide (line 138) reads a second IDB relation, committed (after p2b)"]
+    # the variant is still Paxos: the header's run, with the same commits
+    trace = run(Program.parse(text), ticks=12)
+    assert {(s, c) for _, s, _, c in trace.relation("committed", 12)} == {(1, "x"), (2, "y"), (3, "z")}
+    assert violations(trace.at, 12) == []
+
+
+def test_with_the_p2b_persisted_the_proxies_are_derived_but_resend_and_cannot_be_partitioned():
+    program = Program.parse(paxos_text(*PERSISTED))
+    assert collection_verdicts(paxos_text(*PERSISTED))["asymmetric"][0]
+    split = tuple(i for i in component_rules(program, "proposer")
+                  if program.rules[i].head.name in {"preempted", "accepts", "committed", "decide"})
+    proxied, notes = asymmetric.apply(program, Target("proposer", split, "p2b_proxy_leaders"))
+    assert notes == ["proposer -> p2b_proxy_leaders: asymmetric decoupling of preempted, accepts, committed, decide"]
+    # every decision is sent again at every tick: p1's slots 1 and 2 from tick 5 on
+    trace = run(program, ticks=12)
+    sent = {(m.send_tick, m.row[1]) for m in trace.messages if m.relation == "decide" and m.src == "p1"}
+    assert sent >= {(t, s) for t in range(5, 13) for s in (1, 2)}
+    # and the proxies' batches, numbered in one sequence by tick, share no key with p2b
+    verdict = partitioning.precondition(proxied, Target("p2b_proxy_leaders", partitions=3))
+    assert not verdict.applies
+    verdict = partial_partitioning.precondition(proxied, Target("p2b_proxy_leaders", partitions=3))
+    assert not verdict.applies
+    assert any(str(r).endswith("batch_p2b_proxy_leaders and p2b share no key (co-hashing, 4.1)")
+               for r in verdict.reasons)
