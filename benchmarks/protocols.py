@@ -8,8 +8,8 @@ evaluator, with each node's work per tick bounded by the network's capacity.
     .venv/bin/python benchmarks/protocols.py --protocols voting --partitions 1 --clients 1,2 --ticks 40
 
 For each protocol (benchmarks/programs/voting_closed.ded, two_phase_commit_closed.ded:
-3 participants, as in the paper; paxos_closed.ded: 3 acceptors, 3 replicas, the base
-only) and each configuration, the base program and the scalable one on 1, 3 and 5
+3 participants, as in the paper; paxos_closed.ded: 3 acceptors, 3 replicas, its
+scalable shape without the p2b proxy leaders) and each configuration, the base program and the scalable one on 1, 3 and 5
 partitions (`SHAPES`: the paper's decouplings, applied with
 `sparkdedalus.throughput.apply_plan`, the clients outside the scope), it runs growing
 client counts (`--clients`) under `--network capacity=C` (`--capacity`) until the
@@ -68,12 +68,20 @@ def two_phase_commit_plan(program, k: int) -> tuple:
               for c in ("requesters", "committers", "enders", "participant", "ackers")))
 
 
-#: protocol -> (program file, the components in the rewrites' scope, the scalable plan for k
-#: partitions: None for Paxos, whose scalable shape the rewrites cannot derive yet, docs/protocols.md)
+def paxos_plan(program, k: int) -> tuple:
+    """ScalablePaxos as far as the rewrites derive it (docs/protocols.md, "ScalablePaxos";
+    examples/protocols/paxos_scalable.ded): the p2a proxy leaders (the p2a sends) leave
+    the proposer, and they and the acceptors run on k partitions (the acceptors partially
+    partitioned by slot, a coordinator each); no p2b proxy leaders."""
+    return (Step("decouple", "proposer", ("p2a",), "p2a_proxy_leaders"),
+            Step("partition", "p2a_proxy_leaders", partitions=k), Step("partition", "acceptor", partitions=k))
+
+
+#: protocol -> (program file, the components in the rewrites' scope, the scalable plan for k partitions)
 SHAPES = {
     "voting": ("voting_closed.ded", ("leader", "participant"), voting_plan),
     "2pc": ("two_phase_commit_closed.ded", ("coordinator", "participant"), two_phase_commit_plan),
-    "paxos": ("paxos_closed.ded", ("proposer", "acceptor", "replica"), None),
+    "paxos": ("paxos_closed.ded", ("proposer", "acceptor", "replica"), paxos_plan),
 }
 
 

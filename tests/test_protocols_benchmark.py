@@ -56,3 +56,22 @@ def test_bad_options_are_refused(capsys):
         else:
             raise AssertionError(f"{argv} was accepted")
     assert "unknown protocol 'raft'" in capsys.readouterr().err
+
+
+def test_scalable_paxos_takes_the_p2a_off_the_proposer_only():
+    """ScalablePaxos as the rewrites derive it (no p2b proxies), capacity 4, 16 clients:
+    the base proposer handles 10 messages a command (a request and 3 p2b in, 3 p2a and
+    3 decides out), C / 10 = 0.4 a tick; with the p2a proxy leaders it hands the command
+    to a proxy instead of sending 3 p2a, 8 messages, C / 8 = 0.5, and stays the
+    bottleneck. The acceptors' partial partitioning adds their coordinator, a component
+    the rewrite creates, so inside the plan's scope (rewrite/scope.py)."""
+    from sparkdedalus.network import Network
+    from sparkdedalus.throughput import apply_plan, measure
+
+    program = protocols.base("paxos")
+    scalable, _ = apply_plan(program, protocols.paxos_plan(program, 2), protocols.SHAPES["paxos"][1])
+    assert {"p2a_proxy_leaders", "acceptor_coord"} <= set(scalable.components)
+    network = Network.parse("capacity=4")
+    assert measure(program, 16, network, 80).throughput == 0.4
+    found = measure(scalable, 16, network, 80)
+    assert found.throughput == 0.5 and found.bottleneck == "p1"

@@ -74,10 +74,11 @@ def decouple_first(program, target: Target, force: bool = False) -> tuple:
                      f"mechanism; its precondition fails:"] + reasons
 
 
-def partition_by_policy(program, component: str, n: int) -> tuple:
+def partition_by_policy(program, component: str, n: int, scope: tuple | None = None) -> tuple:
     """(the program, notes) of `component` on `n` partitions:
     `partitioning` when its analysis holds, else `partial_partitioning`
-    (which refuses a component without a policy, with the reasons)."""
-    target = Target(component, partitions=n)
+    (which refuses a component without a policy, with the reasons); `scope`:
+    the components whose rules it may change (None: all)."""
+    target = Target(component, partitions=n, scope=scope)
     rule = partitioning if partitioning.analysis(program, target).applies else partial_partitioning
     return rule.apply(program, target)

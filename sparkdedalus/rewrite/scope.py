@@ -44,9 +44,11 @@ def _written(program, scope) -> list:
 def outside_change(program, rewritten, scope) -> str | None:
     """Why `rewritten` leaves the scope: the first rule of a component
     outside `scope` (None: no scope), or the first event, that it changes,
-    adds or drops."""
+    adds or drops. A component the rewrite creates (partial partitioning's
+    coordinator) is in its scope."""
     if scope is None:
         return None
+    scope = (*scope, *sorted(set(rewritten.components) - set(program.components)))
     before, after = _written(program, scope), _written(rewritten, scope)
     for what in [b for b in before if b not in after] + [a for a in after if a not in before]:
         return f"it would {what}, outside the scope ({', '.join(scope)})"

@@ -130,7 +130,7 @@ def optimize(program, budget: int, clients: int = 64, network: Network | None = 
             if sum(machines.values()) > budget:
                 continue
             try:
-                program, _ = apply_plan(base.program, steps, base.scope)
+                program, _ = apply_plan(base.program, steps, base.scope, partial=False)
             except RewriteError:
                 continue
             found.append(Plan(steps, program, machines, peak(program), base.scope))
@@ -219,7 +219,7 @@ def _trim(best: Plan, base: Plan, peak) -> tuple:
             continue
         for k in range(2, step.partitions):
             steps = best.steps[:i] + (replace(step, partitions=k),) + best.steps[i + 1:]
-            program, _ = apply_plan(base.program, steps, base.scope)
+            program, _ = apply_plan(base.program, steps, base.scope, partial=False)
             m = peak(program)
             tried += 1
             if m.throughput >= best.throughput * (1 - TRIM):

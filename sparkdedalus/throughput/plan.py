@@ -5,9 +5,10 @@ decoupled component relays what the clients send it.
 A `Step` decouples the rules deriving some relations (or at some lines) of a
 component into a new one, with the first coordination-free decoupling of
 `rewrite.DECOUPLINGS` whose precondition holds (as `rewrite --decouple`
-picks it), or runs a component on K partitions with the partitioning rewrite
-(co-hashing or dependencies; partial partitioning, which adds coordination,
-is left out). `Step.option` is the `rewrite` option that names the step.
+picks it), or runs a component on K partitions as `rewrite --partition` does:
+the partitioning rewrite (co-hashing or dependencies), or partial partitioning
+with a coordinator where the policy asks for it (`partial=False` leaves it
+out: `optimize` does). `Step.option` is the `rewrite` option that names the step.
 The scope grows with each decoupling's new component.
 
 >>> from sparkdedalus import Program
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sparkdedalus.rewrite import DECOUPLINGS, RewriteError, Target, partitioning
+from sparkdedalus.rewrite import DECOUPLINGS, RewriteError, Target, partition_by_policy, partitioning
 from sparkdedalus.rewrite.decouple import check_name, select
 
 
@@ -49,12 +50,15 @@ class Step:
         return {"partition": self.component, "partitions": self.partitions}
 
 
-def apply_step(program, step: Step, scope: tuple) -> tuple:
+def apply_step(program, step: Step, scope: tuple, partial: bool = True) -> tuple:
     """(program, notes, scope) after `step`; a `RewriteError` when no
     rewrite applies (or the step names what the program lacks)."""
     if step.kind == "partition":
-        program, notes = partitioning.apply(program, Target(step.component, partitions=step.partitions,
-                                                            scope=scope))
+        if partial:
+            program, notes = partition_by_policy(program, step.component, step.partitions, scope)
+        else:
+            program, notes = partitioning.apply(program, Target(step.component, partitions=step.partitions,
+                                                                scope=scope))
         return program, notes, scope
     check_name(program, step.name)
     scope = scope + (step.name,)
@@ -67,11 +71,12 @@ def apply_step(program, step: Step, scope: tuple) -> tuple:
     raise RewriteError(f"cannot decouple {','.join(step.rules)} from {step.component}: {reasons}")
 
 
-def apply_plan(program, steps, scope: tuple) -> tuple:
+def apply_plan(program, steps, scope: tuple, partial: bool = True) -> tuple:
     """(the program, the notes) after `steps` in order; `scope`: the
-    components the first step may change (the clients are outside it)."""
+    components the first step may change (the clients are outside it);
+    `partial`: whether a partitioning step may add coordination."""
     notes = []
     for step in steps:
-        program, done, scope = apply_step(program, step, tuple(scope))
+        program, done, scope = apply_step(program, step, tuple(scope), partial)
         notes += done
     return program, notes
