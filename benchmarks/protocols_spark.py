@@ -3,7 +3,7 @@
 docs/protocols.md): ScalableVoting and Scalable2PC as `benchmarks/protocols.py`
 builds them (the paper's decouplings, `--partitions` partitions each, the clients
 outside the rewrites), run by `Engine.run` with the distribution policies as the
-physical partitioning, with 10, 100 and 999 closed-loop clients for 100 ticks.
+physical partitioning, with 10, 100 and 1,000 closed-loop clients for 100 ticks.
 
     .venv/bin/python benchmarks/protocols_spark.py > benchmarks/results/protocols-spark-DATE.jsonl
     .venv/bin/python benchmarks/protocols_spark.py --protocols voting --clients 4 --ticks 6 --check
@@ -14,7 +14,8 @@ ticks per second, facts per second (the facts the ticks hand on, `TickStats.fact
 summed, over the seconds), the median tick, Spark jobs, and the commands answered
 (`committed` at the last tick). With `--check` the reference evaluator runs the same
 program and its answered commands must be the same (exit 1 otherwise). The
-programs' clients number their commands K, K + 1000, ...: at most 999 clients. The
+programs' clients number their commands K, K + 1000, ...: at most 1,000 clients (client
+1,000's ids are the multiples of 1,000, which no other client's are). The
 network is the default one: a capacity models a node's cost in the simulation
 (`benchmarks/protocols.py`), it is not what the engine's speed is measured on.
 """
@@ -66,18 +67,19 @@ def run_once(spark, jobs, protocol: str, partitions: int, clients: int, ticks: i
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--protocols", default="voting,2pc", help="voting, 2pc (comma-separated)")
+    parser.add_argument("--protocols", default="voting,2pc",
+                        help="voting, 2pc, paxos (comma-separated; Paxos without its p2b proxies)")
     parser.add_argument("--partitions", type=int, default=5, help="partitions of each scalable component")
-    parser.add_argument("--clients", default="10,100,999", help="client counts (at most 999)")
+    parser.add_argument("--clients", default="10,100,1000", help="client counts (at most 1000)")
     parser.add_argument("--ticks", type=int, default=100)
     parser.add_argument("--check", action="store_true", help="compare the answered commands with the reference")
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.clients.split(",")]
-    if any(not 1 <= c <= 999 for c in counts):
-        parser.error("--clients: each count between 1 and 999 (the programs' command ids)")
+    if any(not 1 <= c <= 1000 for c in counts):
+        parser.error("--clients: each count between 1 and 1000 (the programs' command ids)")
     names = args.protocols.split(",")
-    if any(n not in ("voting", "2pc") for n in names):
-        parser.error("--protocols: voting and/or 2pc (Paxos has no scalable version yet)")
+    if any(n not in protocols.SHAPES for n in names):
+        parser.error(f"--protocols: of {', '.join(protocols.SHAPES)}")
     load("start")
     spark = start_session({})
     jobs = Jobs(spark)
