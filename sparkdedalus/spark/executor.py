@@ -422,8 +422,7 @@ class Executor:
             outbox.append(f"SELECT * FROM {self._previous} WHERE __kind = '{QUEUED}'")
         if not outbox:
             return parts
-        taken = self.sql.name(self.plan.queues.taken_sql(self._inbox) if self._inbox is not None
-                           else "SELECT CAST(NULL AS STRING) AS __node, CAST(0 AS BIGINT) AS __r FROM range(0, 1, 1, 1) WHERE false")
+        taken = self.sql.name(self.plan.queues.taken_sql(self._inbox))
         distinct = self.sql.name(f"SELECT DISTINCT * FROM {self.sql.name(self.sql.union(outbox))}")
         ranked = self.sql.name(self.sql.narrow(self.plan.queues.outbox_sql(distinct, taken)))
         parts.append(f"SELECT {columns} FROM {ranked} WHERE NOT __leave")

@@ -67,8 +67,11 @@ class Queues:
                 f"FROM ({ranked}) i LEFT JOIN ({old}) o ON i.__dst = o.__node")
 
     @staticmethod
-    def taken_sql(inbox: str) -> str:
-        """SQL: per node, the messages it takes in (`__node`, `__r`)."""
+    def taken_sql(inbox: str | None) -> str:
+        """SQL: per node, the messages it takes in (`__node`, `__r`); none
+        without an inbox (the first tick)."""
+        if inbox is None:
+            return "SELECT CAST(NULL AS STRING) AS __node, CAST(0 AS BIGINT) AS __r FROM range(0, 1, 1, 1) WHERE false"
         return f"SELECT __dst AS __node, count(1) AS __r FROM {inbox} WHERE __take GROUP BY __dst"
 
     def outbox_sql(self, outbox: str, taken: str) -> str:
