@@ -10,14 +10,16 @@ The loop, the lineage, the formula and its minimal models are the reference's
   use), which gives their verdicts; a round with a counterexample stops there;
 - otherwise each candidate of the round (and the failure-free scenario, the
   first round, alone) runs once more with provenance (`Engine.run(...,
-  provenance=True)`): the batched run splits its worlds into classes of
-  scenarios and rewrites the program with a world column, so its facts are not
-  per candidate; a run of one scenario is. Its derivations and its facts at
-  every tick are collected (`Trace`) and added to the lineage;
+  provenance=True)`), fewest failures first, unless the lineage learnt from
+  the runs before it no longer allows it (as on the reference): the batched
+  run splits its worlds into classes of scenarios and rewrites the program
+  with a world column, so its facts are not per candidate; a run of one
+  scenario is. Its derivations and its facts at every tick are collected
+  (`Trace`) and added to the lineage;
 - the rule instances LDFI also reads (those only a negated atom blocked, and
   those joining facts of different runs: `reference.why.blocked` and `joined`)
   are computed on Spark over the facts of every run so far together
-  (`spark.provenance.instances`, one query per round): every instance joined
+  (`spark.provenance.instances`, one query per run added): every instance joined
   from the runs' facts together contains each one blocked in a single run, so
   that query serves both.
 
@@ -55,17 +57,17 @@ def search(engine, program: Program, space: Space) -> Checked:
             found = run_faults(engine.spark, program, space.nodes, space.eot, space.eff, space.crashes, only=batch)
             if found.counterexamples:
                 return batch, found.counterexamples
-        added = []
         for scenario in batch:
+            # as on the reference: a run earlier in the round may have shown another derivation
+            # this scenario does not break, then its lineage is not needed
+            if lineage.runs and not lineage.breaks(scenario):
+                continue
             trace = Trace(engine.run(program, ticks=space.eot, network=scenario.network(), provenance=True))
             lost = missing(trace.at(space.eot)[PRE], trace.at(space.eot)[POST])
             if lost:
                 return batch, [Counterexample(scenario, lost)]
-            added.append(trace)
-        traces.extend(added)
-        joined = Instances(engine.spark, program, traces, space.eot)
-        for trace in added:
-            lineage.add_run(trace, trace.at(space.eot)[PRE], _none, joined)
+            traces.append(trace)
+            lineage.add_run(trace, trace.at(space.eot)[PRE], _none, Instances(engine.spark, program, traces, space.eot))
         return batch, []
 
     return ldfi_search(space, lineage, evaluate)
