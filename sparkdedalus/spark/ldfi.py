@@ -15,7 +15,7 @@ The loop, the lineage, the formula and its minimal models are the reference's
   run splits its worlds into classes of scenarios and rewrites the program
   with a world column, so its facts are not per candidate; a run of one
   scenario is. Its derivations and its facts at every tick are collected
-  (`Trace`) and added to the lineage;
+  (`spark.provenance.Collected`) and added to the lineage;
 - the rule instances LDFI also reads (those only a negated atom blocked, and
   those joining facts of different runs: `reference.why.blocked` and `joined`)
   are computed on Spark over the facts of every run so far together
@@ -31,16 +31,12 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-
 from sparkdedalus.faults.ldfi import Lineage, search as ldfi_search
 from sparkdedalus.faults.space import Space
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing
-from sparkdedalus.pack.columns import STATE
 from sparkdedalus.program import Program
 from sparkdedalus.spark.faults import run_faults
-from sparkdedalus.spark.provenance import instances, read_back
+from sparkdedalus.spark.provenance import Collected, instances, read_back
 
 
 def search(engine, program: Program, space: Space) -> Checked:
@@ -62,7 +58,7 @@ def search(engine, program: Program, space: Space) -> Checked:
             # this scenario does not break, then its lineage is not needed
             if lineage.runs and not lineage.breaks(scenario):
                 continue
-            trace = Trace(engine.run(program, ticks=space.eot, network=scenario.network(), provenance=True))
+            trace = Collected(engine.run(program, ticks=space.eot, network=scenario.network(), provenance=True))
             lost = missing(trace.at(space.eot)[PRE], trace.at(space.eot)[POST])
             if lost:
                 return batch, [Counterexample(scenario, lost)]
@@ -77,33 +73,6 @@ def _none(trace, relation: str, pattern: tuple, tick: int) -> list:
     """The rule instances `Lineage.add_run` looks up in one run but for its
     negated atoms (`blocked`): none here, `Instances` gives them all."""
     return []
-
-
-class Trace:
-    """A Spark run with provenance as the lineage reads a run: `program`,
-    `at(tick)` ({relation: frozenset of rows}, every relation) and
-    `provenance.derivations(relation, row, tick)`, collected from the run (two
-    jobs); `packs` ({tick: pack}) and `loop`, for `Instances`."""
-
-    def __init__(self, run):
-        self.program, self.loop, self.provenance = run.program, run.driver.loop, self
-        self.packs = {t: self.loop.full(run.driver.packs[t]) for t in range(1, run.ticks + 1)}
-        layout = self.loop.layout
-        self.facts = {t: {name: set() for name in self.program.relations} for t in self.packs}
-        every = reduce(DataFrame.unionByName, [pack.where(F.col("__kind") == STATE).select(
-            F.lit(t).alias("__tick"), "__rel", *layout.value_columns) for t, pack in self.packs.items()])
-        for row in every.collect():
-            self.facts[row["__tick"]][row["__rel"]].add(layout.row_of(row["__rel"], row))
-        self.found: dict = {}
-        for record in run.provenance.collect():
-            fact, derivation = read_back(self.program, record)
-            self.found.setdefault((fact.relation, fact.row, fact.tick), []).append(derivation)
-
-    def at(self, tick: int) -> dict:
-        return {name: frozenset(rows) for name, rows in self.facts[tick].items()}
-
-    def derivations(self, relation: str, row: tuple, tick: int) -> list:
-        return self.found.get((relation, row, tick), [])
 
 
 class Instances:

@@ -35,12 +35,13 @@ from __future__ import annotations
 from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField, StructType)
 
 from sparkdedalus.derivations import Absent, Derivation, FactAt
 from sparkdedalus.inputs import TICK
 from sparkdedalus.network import Message
-from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYPES, relation_columns
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYPES, STATE, relation_columns
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.spark.compiler import ABSENT, BODY, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
@@ -128,6 +129,47 @@ def read_back(program: Program, record) -> tuple:
         message = Message(record.relation, fact.row, src, m.send_tick, m.arrival)
     return fact, Derivation(record.kind, record.pos, record.rule, tuple(_fact(program, f) for f in record.body),
                             absent, message)
+
+
+class Collected:
+    """A run with provenance (`Engine.run(..., provenance=True)`) collected to
+    the driver and read as a reference trace is: `program`, `at(tick)`
+    ({relation: frozenset of rows}, every relation), `messages` (`Message`s
+    sent, arrival None when lost) and `provenance.derivations(relation, row,
+    tick)` (the reference's records, `read_back`); and `packs` ({tick: every
+    fact of the tick}) and `loop`, the run's. Three jobs. What `reference.why`
+    and LDFI's lineage (spark/ldfi.py) read.
+
+        trace = Collected(Engine(spark).run(program, ticks=3, provenance=True))
+        why(trace, "log", ("c", "hi"), 3)     # reference/why.py: the shell's why --engine spark
+    """
+
+    def __init__(self, run):
+        self.program, self.loop, self.provenance = run.program, run.driver.loop, self
+        self.packs = {t: self.loop.full(run.driver.packs[t]) for t in range(1, run.ticks + 1)}
+        layout, relations = self.loop.layout, self.program.relations
+        self.facts = {t: {name: set() for name in relations} for t in self.packs}
+        self.messages = []
+        every = reduce(DataFrame.unionByName, [pack.where(F.col("__kind").isin(STATE, MESSAGE)).select(
+            F.lit(t).alias("__tick"), "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN, *layout.value_columns)
+            for t, pack in self.packs.items()])
+        for row in every.collect():
+            name, values = row["__rel"], layout.row_of(row["__rel"], row)
+            if row["__kind"] == STATE:
+                self.facts[row["__tick"]][name].add(values)
+            elif row["__sent"] == row["__tick"]:  # a message is in the pack of its send tick
+                src = from_text(row[SOURCE_COLUMN], relations[name].types[0])
+                self.messages.append(Message(name, values, src, row["__sent"], row["__arrival"]))
+        self.found: dict = {}
+        for record in run.provenance.collect():
+            fact, derivation = read_back(self.program, record)
+            self.found.setdefault((fact.relation, fact.row, fact.tick), []).append(derivation)
+
+    def at(self, tick: int) -> dict:
+        return {name: frozenset(rows) for name, rows in self.facts[tick].items()}
+
+    def derivations(self, relation: str, row: tuple, tick: int) -> list:
+        return self.found.get((relation, row, tick), [])
 
 
 def _values(texts, types) -> tuple:
