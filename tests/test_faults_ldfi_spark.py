@@ -43,9 +43,9 @@ def counted(monkeypatch) -> dict:
     calls = {"batched": [], "provenance": []}
     batched, run = ldfi.run_faults, Engine.run
 
-    def batched_run(engine, program, *space, only):
+    def batched_run(spark, program, *space, only):
         calls["batched"].append(list(only))
-        return batched(engine, program, *space, only=only)
+        return batched(spark, program, *space, only=only)
 
     def provenance_run(self, program, ticks, network=None, **options):
         calls["provenance"].append(network.spec())
