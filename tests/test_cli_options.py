@@ -155,8 +155,8 @@ def test_rewrite_bad_values_are_argparse_errors(args, message, capsys):
      "sparkdedalus: error: --seed needs --sample N: it seeds the sample's draw"),
     (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--engine", "reference", "--search", "bfs"],
      "sparkdedalus faults: error: argument --search: invalid choice: 'bfs' (choose from 'auto', 'ldfi', 'all')"),
-    (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--search", "ldfi"],
-     "sparkdedalus: error: --search ldfi runs on the reference engine only for now: add --engine reference"),
+    (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--search", "ldfi", "--sample", "2"],
+     "sparkdedalus: error: --sample draws scenarios to enumerate: it does not go with --search ldfi"),  # Spark
     (["faults", SIMPLE_LOG, "--nodes", "a,b", "--eot", "3", "--eff", "1", "--engine", "reference", "--search", "ldfi",
       "--sample", "2"],
      "sparkdedalus: error: --sample draws scenarios to enumerate: it does not go with --search ldfi"),

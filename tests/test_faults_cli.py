@@ -193,7 +193,8 @@ def test_spark_engine_path_calls_engine_faults(monkeypatch, capsys):
                                      "--eot", "4", "--eff", "2", "--format", "json", "--sample", "10"])
     code = command.handle(args, new_session=lambda args: "the session")
     out = json.loads(capsys.readouterr().out)
-    assert calls == ["the session", {"nodes": ABC, "eot": 4, "eff": 2, "crashes": 0, "sample": 10, "seed": 0}]
+    assert calls == ["the session", {"nodes": ABC, "eot": 4, "eff": 2, "crashes": 0, "sample": 10, "seed": 0,
+                                     "search": "all"}]  # auto: a sample is enumerated
     space = Space(ABC, eot=4, eff=2)
     assert out["scenarios"] == 10
     assert counterexample_scenarios(out) == expected(space, space.sample(10, seed=0), simple_log_fails)

@@ -426,7 +426,8 @@ def test_ldfi_agrees_with_the_enumeration_on_generated_broadcasts(sends, invaria
 
 @pytest.mark.parametrize("options, message", [
     (["--search", "dfs", "--engine", "reference"], "argument --search: invalid choice: 'dfs'"),
-    (["--search", "ldfi"], "--search ldfi runs on the reference engine only for now"),  # the default engine: Spark
+    (["--search", "ldfi", "--network", "capacity=2"], "--network runs on the reference engine only"),  # Spark
+    (["--search", "ldfi", "--sample", "5"], "does not go with --search ldfi"),  # the default engine: Spark
     (["--search", "ldfi", "--sample", "5", "--engine", "reference"], "does not go with --search ldfi"),
 ])
 def test_bad_search_options_are_one_line_exit_2(capsys, options, message):

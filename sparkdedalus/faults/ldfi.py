@@ -40,7 +40,7 @@ from pysat.card import CardEnc, EncType
 from pysat.solvers import Solver
 
 from sparkdedalus.faults.space import Scenario, Space
-from sparkdedalus.faults.verdict import POST, PRE
+from sparkdedalus.faults.verdict import POST, PRE, Checked, smallest_first
 from sparkdedalus.program import CRASH
 from sparkdedalus.syntax import ast
 from udfs.registry import spark_string
@@ -241,6 +241,30 @@ class Lineage:
         """Whether `scenario` is a model of the formula: it breaks every known
         derivation of some target's `post` fact and keeps one of its `pre`."""
         return Formula(self).allows(_scenario_failures(scenario))
+
+
+def search(space: Space, lineage: Lineage, evaluate) -> Checked:
+    """LDFI's loop, whichever engine runs the scenarios: `evaluate(scenarios)`
+    runs a round's scenarios (first the failure-free one alone, then the
+    minimal candidates, fewest failures first), adds to `lineage` the runs that
+    keep the invariant and returns the scenarios it ran and the counterexamples
+    among them (it may stop at the first). Asks the lineage for the candidates
+    not run yet, until a round finds a counterexample or none is left. The
+    result holds the smallest counterexample of that round, the size of the
+    space and the scenarios run (`executions`).
+
+    >>> space = Space(("a", "b"), eot=2, eff=2)
+    >>> search(space, Lineage(space), lambda batch: (batch, [])).executions  # no target: no candidate
+    1
+    """
+    tried, found, batch = set(), [], [Scenario()]
+    while batch:
+        ran, found = evaluate(batch)
+        tried |= set(ran)
+        if found:
+            break
+        batch = lineage.candidates(tried)
+    return Checked(space.count, smallest_first(found)[:1], executions=len(tried), search="ldfi")
 
 
 def _failures(space: Space) -> tuple:

@@ -68,12 +68,14 @@ class Scenario:
 
 @dataclass(frozen=True)
 class Space:
-    """The scenarios over `nodes` (their order is kept) up to tick `eot`."""
+    """The scenarios over `nodes` (their order is kept) up to tick `eot`;
+    with `omissible`, only those channel-ticks may be omitted (`part`)."""
 
     nodes: tuple
     eot: int
     eff: int
     crashes: int = 0
+    omissible: tuple | None = None
 
     def __post_init__(self) -> None:
         if len(set(self.nodes)) != len(self.nodes) or not self.nodes:
@@ -85,6 +87,8 @@ class Space:
 
     def channels(self) -> tuple:
         """The channel-ticks that may be omitted: (src, dst, tick), tick-major."""
+        if self.omissible is not None:
+            return self.omissible
         return tuple((a, b, t) for t in range(1, self.eff) for a in self.nodes for b in self.nodes if a != b)
 
     def crash_choices(self) -> int:
@@ -117,6 +121,36 @@ class Space:
                 return tuple(sorted(zip(nodes, ticks)))
             index -= block
         raise AssertionError("unreachable: index checked against len(self)")
+
+    def index(self, scenario: Scenario) -> int:
+        """The index of `scenario` (the inverse of `space[index]`).
+
+        >>> space = Space(("a", "b", "c"), eot=4, eff=2, crashes=2)
+        >>> all(space.index(space[i]) == i for i in range(0, len(space), 7))
+        True
+        """
+        channels = self.channels()
+        mask = sum(1 << i for i, c in enumerate(channels) if c in scenario.omissions)
+        if len(scenario.crashes) > self.crashes or any(c not in channels for c in scenario.omissions):
+            raise ValueError(f"{scenario} is not a scenario of the space")
+        k = len(scenario.crashes)
+        crashes = sorted(scenario.crashes, key=lambda c: self.nodes.index(c[0]))
+        who = list(itertools.combinations(self.nodes, k)).index(tuple(n for n, _ in crashes))
+        when = sum((t - 1) * self.eot ** i for i, (_, t) in enumerate(crashes))
+        before = sum(comb(len(self.nodes), j) * self.eot ** j for j in range(k))
+        return mask + ((before + who * self.eot ** k + when) << len(channels))
+
+    def part(self, scenarios) -> "Space":
+        """The space whose omissible channel-ticks are only those the
+        `scenarios` omit (their crashes as this space's): a space small enough
+        to number, holding them.
+
+        >>> part = Space(("a", "b", "c"), eot=9, eff=8, crashes=1).part([Scenario((("a", "b", 3),), (("c", 2),))])
+        >>> part.count, part[part.index(Scenario((("a", "b", 3),), (("c", 2),)))].crashes
+        (56, (('c', 2),))
+        """
+        used = {c for s in scenarios for c in s.omissions}
+        return replace(self, omissible=tuple(c for c in self.channels() if c in used))
 
     def __iter__(self):
         return (self[i] for i in range(self.count))

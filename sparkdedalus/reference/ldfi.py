@@ -28,8 +28,8 @@ left that was not run.
 
 from __future__ import annotations
 
-from sparkdedalus.faults.ldfi import Lineage
-from sparkdedalus.faults.space import Scenario, Space
+from sparkdedalus.faults.ldfi import Lineage, search as ldfi_search
+from sparkdedalus.faults.space import Space
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing
 from sparkdedalus.inputs import read_inputs
 from sparkdedalus.network import Network
@@ -39,34 +39,30 @@ from sparkdedalus.reference.why import blocked, joined
 
 def search(program, space: Space, inputs_dir: str | None = None, progress=None,
            network: Network = Network()) -> Checked:
-    """LDFI over `space` (see the module doc), every scenario run with
-    `scenario.network(network)`. `progress(executions, found)` is called after
-    each run. The result's `scenarios` is the size of the space, `executions`
-    the runs made."""
+    """LDFI over `space` (see the module doc, `faults.ldfi.search` the loop),
+    every scenario run with `scenario.network(network)`, one at a time.
+    `progress(executions, found)` is called after each run. The result's
+    `scenarios` is the size of the space, `executions` the runs made."""
     locations = {fact.row[0] for fact in program.facts} | {row[0] for _, _, row in read_inputs(program, inputs_dir)}
-    lineage, tried = Lineage(space, locations), set()
+    lineage, executions = Lineage(space, locations), []
 
-    def execute(scenario: Scenario):
-        trace = run(program, ticks=space.eot, network=scenario.network(network), inputs_dir=inputs_dir, provenance=True)
-        tried.add(scenario)
-        pre = trace.relation(PRE)
-        lost = missing(pre, trace.relation(POST))
-        if progress is not None:
-            progress(len(tried), int(bool(lost)))
-        if lost:
-            return Counterexample(scenario, lost)
-        lineage.add_run(trace, pre, blocked, joined)
-        return None
-
-    found = execute(Scenario())
-    while found is None:
-        batch = lineage.candidates(tried)
-        if not batch:
-            break
+    def evaluate(batch: list):
+        ran = []
         for scenario in batch:
             # a run earlier in the batch may have shown another derivation this scenario does not break
-            if lineage.breaks(scenario):
-                found = execute(scenario)
-                if found is not None:
-                    break
-    return Checked(space.count, [found] if found else [], executions=len(tried), search="ldfi")
+            if lineage.runs and not lineage.breaks(scenario):
+                continue
+            ran.append(scenario)
+            executions.append(scenario)
+            trace = run(program, ticks=space.eot, network=scenario.network(network), inputs_dir=inputs_dir,
+                        provenance=True)
+            pre = trace.relation(PRE)
+            lost = missing(pre, trace.relation(POST))
+            if progress is not None:
+                progress(len(executions), int(bool(lost)))
+            if lost:
+                return ran, [Counterexample(scenario, lost)]
+            lineage.add_run(trace, pre, blocked, joined)
+        return ran, []
+
+    return ldfi_search(space, lineage, evaluate)

@@ -29,43 +29,10 @@ An aggregate's fact has one derivation whose body is every fact of its group.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 
-from sparkdedalus.network import Message
+from sparkdedalus.derivations import Absent, Derivation, FactAt
 from sparkdedalus.reference.values import convert_row, evaluate
 from sparkdedalus.syntax import ast
-
-
-@dataclass(frozen=True)
-class FactAt:
-    """The fact `relation(row)` as it held at `tick`."""
-
-    relation: str
-    row: tuple
-    tick: int
-
-
-@dataclass(frozen=True)
-class Absent:
-    """A negated atom that held: no fact of `relation` matched `pattern` at
-    `tick` (None in `pattern`: a variable bound nowhere else, any value)."""
-
-    relation: str
-    pattern: tuple
-    tick: int
-
-
-@dataclass(frozen=True)
-class Derivation:
-    """One way a fact came to hold (see the module doc for `kind`). `pos` is the
-    rule's or the program fact's `file:line` ("" for inputs and crashes)."""
-
-    kind: str
-    pos: str = ""
-    rule: int | None = None
-    body: tuple = ()  # FactAt, in body order
-    absent: tuple = ()  # Absent, in body order
-    message: Message | None = None
 
 
 class Provenance:

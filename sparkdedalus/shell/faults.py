@@ -11,9 +11,9 @@ The space: every subset of the omissions of the messages A sends to B at tick t
 (A != B among --nodes, t < EFF), times the crashes of at most --crashes nodes,
 each at one tick in 1..EOT. A scenario is a counterexample when a `pre` fact at
 EOT has no equal `post` fact. `--search all` runs every scenario, `--search ldfi`
-(reference engine only) those the lineage of the runs points to and stops at the
-first counterexample; `auto` (the default) enumerates spaces of at most 10,000
-scenarios (and every space on Spark). `--network SPEC` (reference engine only)
+those the lineage of the runs points to and stops at the first counterexample;
+`auto` (the default) enumerates spaces of at most 10,000 scenarios and searches
+larger ones. `--network SPEC` (reference engine only)
 is the network every scenario adds its failures to: its delay, seed, capacity
 and failures. Prints the number of scenarios checked,
 the search, the executions and the counterexamples, smallest first (`--format
@@ -57,7 +57,7 @@ def add_parser(commands) -> None:
     faults.add_argument("--seed", metavar="S", type=integer(), help="seed of --sample (default 0)")
     faults.add_argument("--engine", default="spark", choices=ENGINES, help="spark (default: all scenarios at once) or reference (one by one)")
     faults.add_argument("--search", default="auto", choices=SEARCHES,
-                        help="all scenarios, ldfi (lineage-driven, reference engine only) or auto (default: all up to "
+                        help="all scenarios, ldfi (lineage-driven) or auto (default: all up to "
                              f"{AUTO_ENUMERATE:,} scenarios, else ldfi)")
     faults.add_argument("--network", metavar="SPEC", type=network,
                         help="the network the scenarios add their failures to (reference engine only), "
@@ -103,8 +103,10 @@ def handle(args, new_session=None) -> int:
     else:
         from sparkdedalus.faults.verdict import Checked
         from sparkdedalus.spark.engine import Engine
-        found = Engine(spark).faults(program, **options)  # one batched run over every scenario
-        checked = Checked(found.scenarios, found.counterexamples, executions=found.scenarios)
+        found = Engine(spark).faults(program, **options, search=search)
+        # LDFI's is a Checked; the enumeration's, one batched run over every scenario
+        checked = found if search == "ldfi" else Checked(found.scenarios, found.counterexamples,
+                                                         executions=found.scenarios)
     seconds = time.perf_counter() - started
     print(_render(args.format, checked, seconds, _replay(args.files, options["eot"]), base))
     if stores and checked.counterexamples:
@@ -122,12 +124,7 @@ def _options(args) -> dict:
 
 
 def _search(args, space, base) -> str:
-    """The search that runs ("all" or "ldfi") over the `base` network: LDFI
-    is refused on Spark, where auto enumerates."""
-    if args.engine == "spark":
-        if args.search == "ldfi":
-            raise UsageError("--search ldfi runs on the reference engine only for now: add --engine reference")
-        return "all"
+    """The search that runs ("all" or "ldfi") over the `base` network."""
     try:
         return resolve(args.search, space, args.sample, base)
     except ValueError as exc:

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 
-from sparkdedalus.network import Message
+from sparkdedalus.derivations import Derivation
 from sparkdedalus.output import sort_key
-from sparkdedalus.reference.provenance import Absent, Derivation, FactAt
 from sparkdedalus.reference.why import derivation_records, derivations_text
-from sparkdedalus.syntax import ast
-from sparkdedalus.values import from_text
+from sparkdedalus.spark.provenance import read_back
 
 #: a fact's derivations in the order the reference lists them: leaves, then
 #: the `@next` ones (recorded at the tick before), the rules', the messages'
@@ -43,9 +41,9 @@ def spark_derivations(run, tick: int, facts: dict) -> list:
     names = ", ".join(f"'{name}'" for name in facts)
     found: dict = {}
     for record in run.provenance.where(f"tick = {tick} AND relation IN ({names})").collect():
-        fact = _fact(program, record)
+        fact, derivation = read_back(program, record)
         if fact.row in facts[fact.relation]:
-            found.setdefault(fact, []).append(_derivation(program, record))
+            found.setdefault(fact, []).append(derivation)
     return [(fact, d) for fact in sorted(found, key=lambda f: (f.relation, sort_key(f.row)))
             for d in sorted(found[fact], key=_order)]
 
@@ -53,31 +51,3 @@ def spark_derivations(run, tick: int, facts: dict) -> list:
 def _order(d: Derivation) -> tuple:
     return (KINDS.index(d.kind), -1 if d.rule is None else d.rule, d.pos, repr(d.body), repr(d.absent),
             repr(d.message))
-
-
-def _values(texts, types) -> tuple:
-    return tuple(None if t is None else from_text(t, typ) for t, typ in zip(texts, types))
-
-
-def _fact(program, fact) -> FactAt:
-    return FactAt(fact.relation, _values(fact.row, program.relations[fact.relation].types), fact.tick)
-
-
-def _derivation(program, record) -> Derivation:
-    """A row of `run.provenance` as the reference's `Derivation`: values read
-    back by their columns' types (a negated atom's constant as written)."""
-    if record.rule is None:
-        return Derivation(record.kind, record.pos)
-    rule = program.rules[record.rule]
-    absent = tuple(Absent(a.relation, tuple(arg.value if isinstance(arg, ast.Const) else value for arg, value in
-                                            zip(atom.args, _values(a.pattern, program.relations[a.relation].types))),
-                          a.tick) for atom, a in zip(rule.negated_atoms, record.absent))
-    message = None
-    if record.message is not None:
-        fact, m = _fact(program, record), record.message
-        sender = rule.positive_atoms[0].args[0]
-        src = sender.value if isinstance(sender, ast.Const) else \
-            from_text(m.sender, program.relations[rule.positive_atoms[0].name].types[0])
-        message = Message(record.relation, fact.row, src, m.send_tick, m.arrival)
-    return Derivation(record.kind, record.pos, record.rule, tuple(_fact(program, f) for f in record.body), absent,
-                      message)

@@ -1,9 +1,11 @@
-"""`sparkdedalus why`: how a fact was derived, on the reference evaluator.
+"""`sparkdedalus why`: how a fact was derived, on the reference evaluator or Spark.
 
     sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S]
-                     [--inputs DIR] [--format text|json|html] [--out FILE] [--engine reference]
+                     [--inputs DIR] [--format text|json|html] [--out FILE]
+                     [--engine reference|spark] [--master URL | --remote URL]
 
-Runs ticks 1..N with provenance (`reference.provenance`) and prints every
+Runs ticks 1..N with provenance (`reference.provenance`; on Spark
+`run.provenance`, collected: `spark.provenance.Collected`) and prints every
 derivation of `rel(args)` at tick T (`reference.why`): an indented tree with the
 rules (file:line), the body facts, the messages (sender, send tick, receiver,
 arrival tick) and the negated atoms ("was absent"), or, for a fact that does not
@@ -24,7 +26,7 @@ from dataclasses import replace
 from sparkdedalus.errors import UsageError
 from sparkdedalus.network import Network
 from sparkdedalus.shell.check import add_hidden_strict
-from sparkdedalus.shell.options import integer, network, writable, write_text
+from sparkdedalus.shell.options import integer, key_value, network, writable, write_text
 
 FORMATS = ("text", "json", "html")
 
@@ -41,15 +43,21 @@ def add_parser(commands) -> None:
     parser.add_argument("--format", default="text", choices=FORMATS,
                         help="text (default), json, or html (the derivation graph, written to --out)")
     parser.add_argument("--out", metavar="FILE", type=writable, help="the HTML file --format html writes")
-    parser.add_argument("--engine", default="reference", choices=("reference",),
-                        help="reference (the only one for now)")
+    parser.add_argument("--engine", default="reference", choices=("reference", "spark"),
+                        help="reference (default) or spark (the same answer, from Spark's provenance)")
+    parser.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument("--remote", metavar="URL", help="use Spark Connect at URL")
+    parser.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[], type=key_value,
+                        help="a Spark setting for the session the command creates (repeatable)")
+    parser.add_argument("--verbose", action="store_true", help="keep Spark's own log output")
     add_hidden_strict(parser)
-    parser.set_defaults(handler=handle)
+    parser.set_defaults(handler=handle, ui=False)
 
 
-def handle(args) -> int:
+def handle(args, new_session=None) -> int:
+    """`why`; with `--engine spark`, `new_session(args)` makes the Spark session
+    (default: the one --master or --remote asks for, as `run` makes it)."""
     from sparkdedalus.program import Program
-    from sparkdedalus.reference import run
     from sparkdedalus.reference.why import why
     ticks = args.ticks
     if (args.format == "html") != (args.out is not None):
@@ -64,7 +72,7 @@ def handle(args) -> int:
         print(program.render_warnings(), file=sys.stderr)
     if relation not in program.relations:
         raise UsageError(f"fact pattern '{args.fact}': unknown relation '{relation}'")
-    trace = run(program, ticks=ticks, network=network, inputs_dir=args.inputs, provenance=True)
+    trace = _trace(args, new_session, program, ticks, network)
     try:
         answer = why(trace, relation, row, tick)
     except ValueError as exc:  # the row does not fit the relation's columns
@@ -76,6 +84,21 @@ def handle(args) -> int:
     else:
         print(json.dumps(answer.to_json(), indent=2) if args.format == "json" else answer.text())
     return 0 if answer.holds else 1
+
+
+def _trace(args, new_session, program, ticks: int, network):
+    """The run with provenance, as `reference.why` reads it: the reference
+    evaluator's trace, or the Spark run's, collected."""
+    if args.engine == "reference":
+        from sparkdedalus.reference import run
+        return run(program, ticks=ticks, network=network, inputs_dir=args.inputs, provenance=True)
+    from sparkdedalus.shell.run_spark import spark_session
+    from sparkdedalus.spark.engine import Engine
+    from sparkdedalus.spark.provenance import Collected
+    args.conf_settings = dict(args.conf)
+    spark = (new_session or spark_session)(args)
+    return Collected(Engine(spark).run(program, ticks=ticks, network=network, inputs_dir=args.inputs,
+                                       provenance=True))
 
 
 def parse_fact(text: str) -> tuple:

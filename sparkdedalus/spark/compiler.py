@@ -193,10 +193,12 @@ class RulePlan:
         return (f"SELECT {', '.join(select)} FROM {relation}{where}",
                 [self.columns[v] for v in values] + self.carried)
 
-    def bindings(self, statement: Statement, read, tick: int, narrow=_unchanged) -> tuple[str, list]:
+    def bindings(self, statement: Statement, read, tick: int, narrow=_unchanged,
+                 every: bool = False) -> tuple[str, list]:
         """The subquery of all variable bindings that satisfy the body, and its
         columns. `narrow` (SQL -> SQL) is applied to the result of every join
-        (see `evaluate`)."""
+        (see `evaluate`). With `every`, the negated atoms and `choose` are left
+        out: every binding of the body atoms whose comparisons hold."""
         name, columns = None, []
         for step in self.steps:
             if step.kind in ("scan", "join"):
@@ -223,6 +225,8 @@ class RulePlan:
                 columns = columns + [column]
             elif step.kind == "function":
                 name, columns = self._function(statement, name, columns, *step.payload)
+            elif step.kind in ("anti", "choose") and every:
+                continue
             elif step.kind == "anti":
                 name = statement.name(narrow(self._anti(statement, name, columns, step.payload, read, tick)))
             elif step.kind == "choose":
@@ -278,14 +282,15 @@ class RulePlan:
         name, _ = self.bindings(statement, read, tick, narrow)
         return self._head(statement, name, narrow)
 
-    def derivations(self, statement: Statement, read, tick: int, narrow=_unchanged) -> str:
+    def derivations(self, statement: Statement, read, tick: int, narrow=_unchanged, every: bool = False) -> str:
         """The subquery of the head facts as `evaluate` derives them, each with
         how it came (why-provenance, spark/provenance.py): `__body`, the body
         atoms' facts (`relation`, `row` printed as `spark_string`, the `tick`
         read) in body order, and `__absent`, the negated atoms' patterns (NULL
         for a variable the body binds nowhere else). A row per binding; an
         aggregate's row one per group, its body every fact of the group
-        (sorted), but for `@async`: one per binding and sender, as sent.
+        (sorted), but for `@async`: one per binding and sender, as sent. With
+        `every`, every binding of the body atoms (see `bindings`).
 
         >>> from sparkdedalus.program import Program
         >>> program = Program.parse('.decl e(a: int)\\n.decl q(a: int, b: string)\\np(X) :- e(X), notin q(X, _);')
@@ -297,7 +302,7 @@ class RulePlan:
         >>> "'pattern', CAST(array(CAST(`v0` AS STRING), CAST(NULL AS STRING)) AS ARRAY<STRING>)" in sql
         True
         """
-        name, _ = self.bindings(statement, read, tick, narrow)
+        name, _ = self.bindings(statement, read, tick, narrow, every)
         body = [self._fact_sql(atom, tick) for atom in self.positive]
         absent = [self._absent_sql(atom, tick) for atom in self.rule.negated_atoms]
         witnessed = statement.name(f"SELECT *, {_array(body, BODY_TYPE)} AS `{BODY}`, "

@@ -36,7 +36,10 @@ from sparkdedalus.network import Network
 from sparkdedalus.program import Program
 from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.spark.driver import TickDriver
+from sparkdedalus.faults.space import Space, resolve
+from sparkdedalus.faults.verdict import Checked
 from sparkdedalus.spark.faults import FaultRun, run_faults
+from sparkdedalus.spark.ldfi import search as ldfi
 from sparkdedalus.spark.inputs import read_inputs
 from sparkdedalus.spark.loop import TickLoop
 from sparkdedalus.spark.provenance import provenance as derivations
@@ -153,13 +156,20 @@ class Engine:
                 progress(tick, driver.stats[-1])
 
     def faults(self, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
-               sample: int | None = None, seed: int = 0) -> FaultRun:
+               sample: int | None = None, seed: int = 0, search: str = "all") -> FaultRun | Checked:
         """Check Molly's invariant (every `pre` fact at EOT has an equal `post`
         fact) under every failure scenario of `Space(nodes, eot, eff, crashes)`,
         or `sample` of them drawn with `seed`, all in one run: see
         `sparkdedalus.spark.faults`. Returns a `FaultRun` (`.scenarios`,
         `.counterexamples` smallest first, `.frame` of the missing facts per
-        scenario, `.classes`: the distinct executions after each tick). ValueError for a program without `pre`/`post`."""
+        scenario, `.classes`: the distinct executions after each tick). ValueError for a program without `pre`/`post`.
+        `search="ldfi"` (or "auto" on a space larger than AUTO_ENUMERATE) runs
+        lineage-driven fault injection instead (`sparkdedalus.spark.ldfi`) and
+        returns a `faults.verdict.Checked` (`.executions`, at most one
+        counterexample)."""
+        space = Space(tuple(nodes), eot, eff, crashes)
+        if resolve(search, space, sample) == "ldfi":
+            return ldfi(self, program, space)
         return run_faults(self.spark, program, nodes, eot, eff, crashes, sample, seed)
 
 

@@ -92,21 +92,25 @@ class FaultRun:
 
 
 def run_faults(spark: SparkSession, program: Program, nodes, eot: int, eff: int, crashes: int = 0,
-               sample: int | None = None, seed: int = 0) -> FaultRun:
+               sample: int | None = None, seed: int = 0, only: list | None = None) -> FaultRun:
     """Every scenario of `Space(nodes, eot, eff, crashes)` (or `sample` of
-    them drawn with `seed`) of `program` in one run: see the module."""
+    them drawn with `seed`, or `only` those scenarios: LDFI's candidates,
+    spark/ldfi.py, numbered in the part of the space they use, `Space.part`)
+    of `program` in one run: see the module."""
     if program.inputs:
         raise ValueError("fault scenarios of a program with .input relations are not supported yet")
     worlds = with_worlds(program)
     space = Space(tuple(nodes), eot, eff, crashes)
+    if only is not None:
+        space = space.part(only)
     if space.count >= LARGEST_SPACE:
         raise ValueError(f"the space has {space.count} scenarios: too many to number with longs")
-    if sample is None and space.count > MAX_SCENARIOS:
+    if sample is None and only is None and space.count > MAX_SCENARIOS:
         raise ValueError(f"the space has {space.count} scenarios (more than {MAX_SCENARIOS}): give sample=N")
-    if sample is None:
+    if sample is None and only is None:
         ids, scenarios = spark.range(space.count).withColumnRenamed("id", "scenario"), space.count
     else:
-        chosen = space.sample_indices(sample, seed)
+        chosen = space.sample_indices(sample, seed) if only is None else sorted({space.index(s) for s in only})
         ids, scenarios = _ids(spark, chosen), len(chosen)
     failures = Failures(spark, space, program)
     keyed = ids.select("scenario", F.lit(0).cast("long").alias("world"), failures.crash_key().alias("signature"))

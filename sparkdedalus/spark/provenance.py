@@ -35,17 +35,20 @@ from __future__ import annotations
 from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField, StructType)
 
+from sparkdedalus.derivations import Absent, Derivation, FactAt
 from sparkdedalus.inputs import TICK
-from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYPES, relation_columns
+from sparkdedalus.network import Message
+from sparkdedalus.pack.columns import GARBAGE, MESSAGE, SOURCE_COLUMN, SPARK_TYPES, STATE, relation_columns
 from sparkdedalus.program import CRASH, Program
 from sparkdedalus.spark.compiler import ABSENT, BODY, RulePlan
 from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.sizer import SIZE_BOUND, partitions_for
 from sparkdedalus.spark.statement import Statement, Views
 from sparkdedalus.syntax import ast
-from sparkdedalus.values import convert
+from sparkdedalus.values import convert, from_text
 from udfs.registry import spark_string, spark_string_sql
 
 _FACT = StructType([StructField("relation", StringType()), StructField("row", ArrayType(StringType())),
@@ -85,10 +88,104 @@ def provenance(spark: SparkSession, program: Program, loop, state, ticks: int,
         views.drop()  # the frames keep the packs they read
 
 
-def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks: int, one: bool) -> str:
+def instances(spark: SparkSession, program: Program, loop, packs: dict, ticks: int) -> DataFrame:
+    """Every instance of every rule but the aggregates on the facts of `packs`
+    ({tick: pack} for ticks 1..`ticks`, e.g. the packs of several runs of
+    `program` together, `loop` one of their `TickLoop`s): a binding of its
+    body atoms to facts whose comparisons hold, its negated atoms and its
+    `choose` aside (they are the derivation's `absent` atoms whether a fact
+    matches them or not), within ticks 1..`ticks`; an `@async` one a message
+    arriving at the next tick. Columns `SCHEMA`: the reference's
+    `reference.why.joined`, for LDFI on Spark (spark/ldfi.py). Builds plans
+    only: no Spark job."""
+    views = Views(spark)
+    try:
+        named = {t: views.of(pack) for t, pack in packs.items()}
+        plans = [RulePlan(rule, program, loop.plan.network.seed) for rule in program.rules if not rule.is_aggregate]
+        found = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks, False, every=True))
+                 for t in range(1, ticks + 1)]
+        return reduce(DataFrame.unionAll, found).distinct()
+    finally:
+        views.drop()
+
+
+def read_back(program: Program, record) -> tuple:
+    """A row of `run.provenance` (or of `instances`) as the reference records
+    it: (FactAt, Derivation), values read back by their columns' types (a
+    negated atom's constant as written)."""
+    fact = _fact(program, record)
+    if record.rule is None:
+        return fact, Derivation(record.kind, record.pos)
+    rule = program.rules[record.rule]
+    absent = tuple(Absent(a.relation, tuple(arg.value if isinstance(arg, ast.Const) else value for arg, value in
+                                            zip(atom.args, _values(a.pattern, program.relations[a.relation].types))),
+                          a.tick) for atom, a in zip(rule.negated_atoms, record.absent))
+    message = None
+    if record.message is not None:
+        m = record.message
+        sender = rule.positive_atoms[0].args[0]
+        src = sender.value if isinstance(sender, ast.Const) else \
+            from_text(m.sender, program.relations[rule.positive_atoms[0].name].types[0])
+        message = Message(record.relation, fact.row, src, m.send_tick, m.arrival)
+    return fact, Derivation(record.kind, record.pos, record.rule, tuple(_fact(program, f) for f in record.body),
+                            absent, message)
+
+
+class Collected:
+    """A run with provenance (`Engine.run(..., provenance=True)`) collected to
+    the driver and read as a reference trace is: `program`, `at(tick)`
+    ({relation: frozenset of rows}, every relation), `messages` (`Message`s
+    sent, arrival None when lost) and `provenance.derivations(relation, row,
+    tick)` (the reference's records, `read_back`); and `packs` ({tick: every
+    fact of the tick}) and `loop`, the run's. Three jobs. What `reference.why`
+    and LDFI's lineage (spark/ldfi.py) read.
+
+        trace = Collected(Engine(spark).run(program, ticks=3, provenance=True))
+        why(trace, "log", ("c", "hi"), 3)     # reference/why.py: the shell's why --engine spark
+    """
+
+    def __init__(self, run):
+        self.program, self.loop, self.provenance = run.program, run.driver.loop, self
+        self.packs = {t: self.loop.full(run.driver.packs[t]) for t in range(1, run.ticks + 1)}
+        layout, relations = self.loop.layout, self.program.relations
+        self.facts = {t: {name: set() for name in relations} for t in self.packs}
+        self.messages = []
+        every = reduce(DataFrame.unionByName, [pack.where(F.col("__kind").isin(STATE, MESSAGE)).select(
+            F.lit(t).alias("__tick"), "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN, *layout.value_columns)
+            for t, pack in self.packs.items()])
+        for row in every.collect():
+            name, values = row["__rel"], layout.row_of(row["__rel"], row)
+            if row["__kind"] == STATE:
+                self.facts[row["__tick"]][name].add(values)
+            elif row["__sent"] == row["__tick"]:  # a message is in the pack of its send tick
+                src = from_text(row[SOURCE_COLUMN], relations[name].types[0])
+                self.messages.append(Message(name, values, src, row["__sent"], row["__arrival"]))
+        self.found: dict = {}
+        for record in run.provenance.collect():
+            fact, derivation = read_back(self.program, record)
+            self.found.setdefault((fact.relation, fact.row, fact.tick), []).append(derivation)
+
+    def at(self, tick: int) -> dict:
+        return {name: frozenset(rows) for name, rows in self.facts[tick].items()}
+
+    def derivations(self, relation: str, row: tuple, tick: int) -> list:
+        return self.found.get((relation, row, tick), [])
+
+
+def _values(texts, types) -> tuple:
+    return tuple(None if t is None else from_text(t, typ) for t, typ in zip(texts, types))
+
+
+def _fact(program: Program, fact) -> FactAt:
+    return FactAt(fact.relation, _values(fact.row, program.relations[fact.relation].types), fact.tick)
+
+
+def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks: int, one: bool,
+              every: bool = False) -> str:
     """SQL: the derivations that the rules' bindings on the final state of
     `tick` give (`@next` ones only before the last tick); with `one`, each
-    join kept in one partition."""
+    join kept in one partition; with `every`, every rule instance (see
+    `instances`)."""
     statement, layout, view = Statement(), loop.layout, named[tick]
 
     def read(atom, occurrence):
@@ -100,8 +197,9 @@ def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks
     def narrow(sql: str) -> str:  # as the loop's one-partition ticks: no join shuffles
         return f"SELECT /*+ COALESCE(1) */ * FROM {statement.name(sql)} LIMIT {SIZE_BOUND}" if one else sql
 
-    parts = [_rule_sql(program, loop, plan, statement, read, narrow, view, tick, ticks)
-             for plan in plans if plan.rule.delivery != "next" or tick < ticks]
+    parts = [_rule_sql(program, loop, plan, statement, read, narrow, view, tick, ticks, every)
+             for plan in plans if plan.rule.delivery == "now" or tick < ticks or plan.rule.delivery == "async"
+             and not every]
     if not parts:
         return f"SELECT {_NONE} FROM range(0, 1, 1, 1) WHERE false"
     union = " UNION ALL ".join(f"SELECT {_COLUMNS} FROM ({part})" for part in parts)
@@ -109,22 +207,27 @@ def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks
 
 
 def _rule_sql(program: Program, loop, plan: RulePlan, statement: Statement, read, narrow, view: str,
-              tick: int, ticks: int) -> str:
+              tick: int, ticks: int, every: bool = False) -> str:
     """SQL: the derivations of one rule's bindings on the final state of `tick`
     (the pack `view`): at `tick` for a deductive rule, at tick + 1 for an
     `@next` one (less what GC collects from a persistence rule), at the
-    arrival within the run for an `@async` one."""
+    arrival within the run for an `@async` one; with `every`, every instance
+    (see `instances`), an `@async` one arriving at tick + 1."""
     rule, layout = plan.rule, loop.layout
     name, types = rule.head.name, program.relations[rule.head.name].types
-    found = statement.name(plan.derivations(statement, read, tick, narrow))
+    found = statement.name(plan.derivations(statement, read, tick, narrow, every))
     columns = relation_columns(len(types))
     row = f"array({', '.join(spark_string_sql(f'`{c}`', t) for c, t in zip(columns, types))})"
     at, message = f"{tick}L", "NULL"
-    if rule.delivery == "next" and rule.persistence and name in loop.plan.collected:
+    if rule.delivery == "next" and rule.persistence and name in loop.plan.collected and not every:
         garbage = statement.name(layout.read_sql(view, name, GARBAGE))
         found = statement.name(f"SELECT * FROM {found} l LEFT ANTI JOIN {garbage} r USING ({', '.join(columns)})")
     if rule.delivery == "next":
         at = f"{tick + 1}L"
+    elif rule.delivery == "async" and every:
+        at = f"{tick + 1}L"
+        message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, 'receiver', {row}[0], "
+                   f"'arrival', {at})")
     elif rule.delivery == "async":
         sent = statement.name(layout.read_sql(view, name, MESSAGE, ("__sent", "__arrival", SOURCE_COLUMN)))
         arriving = statement.name(f"SELECT * FROM {sent} WHERE __sent = {tick} AND __arrival <= {ticks}")
