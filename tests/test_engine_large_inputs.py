@@ -115,6 +115,35 @@ def test_stamped_ticks_collected_are_those_of_the_run(spark, tmp_path):
     assert stamped["late"][1] == set() and stamped["late"][0].count() == 1
 
 
+@pytest.mark.parametrize("fmt, read", [("csv", 0), ("parquet", 1)])
+def test_an_input_without_a_tick_column_costs_one_job(spark, tmp_path, fmt, read):
+    """Checking an input is one job; only rows that may carry a tick cost one
+    more, to find the ticks they hold (spark/inputs.py). Spark's Parquet reader
+    runs a job of its own (`read`) to read the file's schema."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from test_provenance_spark import jobs
+
+    (tmp_path / "program.ded").write_text(f'.decl visit(loc: string, who: string)\n.input visit from "visit.{fmt}"\n')
+    program = Program.from_files(str(tmp_path / "program.ded"))
+    for ticks, expected in ((None, read + 1), ([1, 2, 2], read + 2)):
+        columns = {"loc": ["a", "a", "b"], "who": ["x", "y", "z"], **({"tick": ticks} if ticks else {})}
+        if fmt == "csv":
+            rows = zip(*columns.values())
+            (tmp_path / "visit.csv").write_text(",".join(columns) + "\n" + "".join(
+                ",".join(map(str, row)) + "\n" for row in rows))
+        else:
+            pq.write_table(pa.table(columns), tmp_path / "visit.parquet")
+        found = {}
+        assert jobs(spark, lambda: found.update(zip(("static", "stamped"), read_inputs(spark, program)))) == expected
+        static = {tuple(r) for r in found["static"]["visit"].collect()}
+        if ticks is None:
+            assert static == {("a", "x"), ("a", "y"), ("b", "z")} and found["stamped"] == {}
+        else:
+            assert static == set() and found["stamped"]["visit"][1] == {1, 2}
+
+
 def test_reading_a_json_array_sends_the_driver_no_rows(spark, monkeypatch, tmp_path):
     """The check that a JSON input is an array used to bring the whole array
     to the driver; the driver now receives scalars only (flags, row ids)."""

@@ -24,8 +24,9 @@ as the reference does (CSV: non-blank rows after the header; JSON Lines:
 non-blank lines); for Parquet and Delta inputs made of several files Spark's
 file order may differ from pyarrow's, so the row number can differ there.
 
-Jobs: 2 to 4 per input (read and check, materialise; one or two more to number
-the offending row on error).
+Jobs: one per input, which reads and checks it; one more in `read_inputs`
+when its rows may carry a tick (a `tick` column or field: the ticks they hold);
+one or two more to number the offending row on error.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ _ROW = "__row"
 
 def read_input(spark: SparkSession, program, decl, base_dir: str | None = None) -> DataFrame:
     """The rows of `.input` declaration `decl` of `program` (see the module doc)."""
+    return _reader(spark, program, decl, base_dir).frame()
+
+
+def _reader(spark: SparkSession, program, decl, base_dir: str | None) -> "_Input":
     relation = program.relations[decl.name]
     path, fmt = locate(decl, base_dir)
     if not os.path.exists(path):
@@ -58,7 +63,7 @@ def read_input(spark: SparkSession, program, decl, base_dir: str | None = None) 
             raise InputError(f"cannot read input '{path}': No such file or directory")
         raise InputError(f"cannot read {fmt} input '{path}': no such file or directory")
     reader = {"csv": _CsvInput, "json": _JsonInput, "parquet": _ArrowInput, "delta": _ArrowInput}[fmt]
-    return reader(spark, relation, path, fmt).frame()
+    return reader(spark, relation, path, fmt)
 
 
 def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | None = None) -> tuple[dict, dict]:
@@ -70,8 +75,12 @@ def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | 
     static: dict = {}
     stamped: dict = {}
     for decl in program.inputs:
-        frame = read_input(spark, program, decl, base_dir=inputs_dir)
+        reader = _reader(spark, program, decl, inputs_dir)
+        frame = reader.frame()
         values = [c for c in frame.columns if c != TICK]
+        if not reader.stamped:  # no tick column: every row at every tick, no job to find ticks
+            static[decl.name] = _union(static.get(decl.name), frame.select(*values))
+            continue
         static[decl.name] = _union(static.get(decl.name), frame.where(F.col(TICK).isNull()).select(*values))
         stamped_rows = frame.where(F.col(TICK).isNotNull())
         # ticks after the run count as one value: the relation still has stamped rows (crash locations)
@@ -98,6 +107,8 @@ class _Input:
         self.relation = relation
         self.path = path
         self.fmt = fmt
+        #: whether a row may carry a tick (a tick column or field); known once `frame()` ran
+        self.stamped = True
 
     def where(self, number: int) -> str:
         return f"{self.path}: row {number}"
@@ -135,6 +146,7 @@ class _CsvInput(_Input):
             values.append(value)
             bad.append(~ok)
         tick, tick_bad = F.lit(None).cast("bigint"), None
+        self.stamped = TICK in position
         if TICK in position:
             text = cell(TICK)
             value, ok = _parse(text, "int")
@@ -309,6 +321,7 @@ class _ArrowInput(_Input):
                 bad = F.lit(True)
                 values.append(F.lit(None).cast(SPARK_TYPE[typ]))
         tick = F.lit(None).cast("bigint")
+        self.stamped = TICK in types and isinstance(types[TICK], _INTEGRAL)  # any other tick is refused
         if TICK in types:
             if isinstance(types[TICK], _INTEGRAL):
                 tick = F.col(TICK).cast("bigint")
