@@ -80,7 +80,7 @@ def test_the_tick_loop_collects_no_rows_to_the_driver(spark, monkeypatch, tmp_pa
         'up(L, N) :- visit(L, N), notin crash(L, N, _);\n')
     (tmp_path / "visit.csv").write_text("loc,who,tick\nz,b,2\nu,b,\n")
     program = Program.from_files(str(tmp_path / "program.ded"))
-    static, stamped = read_inputs(spark, program, last_tick=3)
+    static, stamped, _ = read_inputs(spark, program, last_tick=3)
 
     def counts_only(original):
         def guarded(frame, *args, **kwargs):
@@ -109,17 +109,18 @@ def test_stamped_ticks_collected_are_those_of_the_run(spark, tmp_path):
     (tmp_path / "visit.csv").write_text("loc,who,tick\n" + "".join(f"a,b,{t}\n" for t in range(1, 1001)))
     (tmp_path / "late.csv").write_text("loc,who,tick\nz,b,500\n")
     program = Program.from_files(str(tmp_path / "program.ded"))
-    _, stamped = read_inputs(spark, program, last_tick=3)
+    stamped = read_inputs(spark, program, last_tick=3).stamped
     assert stamped["visit"][1] == {1, 2, 3}
     # rows only after the run: still a stamped relation (its locations count for crash facts)
     assert stamped["late"][1] == set() and stamped["late"][0].count() == 1
 
 
-@pytest.mark.parametrize("fmt, read", [("csv", 0), ("parquet", 1)])
-def test_an_input_without_a_tick_column_costs_one_job(spark, tmp_path, fmt, read):
-    """Checking an input is one job; only rows that may carry a tick cost one
-    more, to find the ticks they hold (spark/inputs.py). Spark's Parquet reader
-    runs a job of its own (`read`) to read the file's schema."""
+@pytest.mark.parametrize("fmt, check", [("csv", 1), ("parquet", 0)])
+def test_an_input_without_a_tick_column_costs_one_job(spark, tmp_path, fmt, check):
+    """Checking and counting an input is one job (`check`), none for a Parquet
+    file whose footer shows its rows valid (its schema read from the footer
+    too: Spark runs no job to infer it); only rows that may carry a tick cost
+    one more, to find the ticks they hold (spark/inputs.py)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -127,7 +128,7 @@ def test_an_input_without_a_tick_column_costs_one_job(spark, tmp_path, fmt, read
 
     (tmp_path / "program.ded").write_text(f'.decl visit(loc: string, who: string)\n.input visit from "visit.{fmt}"\n')
     program = Program.from_files(str(tmp_path / "program.ded"))
-    for ticks, expected in ((None, read + 1), ([1, 2, 2], read + 2)):
+    for ticks, expected in ((None, check), ([1, 2, 2], check + 1)):
         columns = {"loc": ["a", "a", "b"], "who": ["x", "y", "z"], **({"tick": ticks} if ticks else {})}
         if fmt == "csv":
             rows = zip(*columns.values())
@@ -136,10 +137,11 @@ def test_an_input_without_a_tick_column_costs_one_job(spark, tmp_path, fmt, read
         else:
             pq.write_table(pa.table(columns), tmp_path / "visit.parquet")
         found = {}
-        assert jobs(spark, lambda: found.update(zip(("static", "stamped"), read_inputs(spark, program)))) == expected
+        assert jobs(spark, lambda: found.update(read_inputs(spark, program)._asdict())) == expected
         static = {tuple(r) for r in found["static"]["visit"].collect()}
         if ticks is None:
             assert static == {("a", "x"), ("a", "y"), ("b", "z")} and found["stamped"] == {}
+            assert found["rows"] == {"visit": 3}
         else:
             assert static == set() and found["stamped"]["visit"][1] == {1, 2}
 
@@ -161,7 +163,7 @@ def test_reading_a_json_array_sends_the_driver_no_rows(spark, monkeypatch, tmp_p
             return result
 
         monkeypatch.setattr(frame_class, method, recording)
-    static, _ = read_inputs(spark, program, last_tick=2)
+    static = read_inputs(spark, program, last_tick=2).static
     monkeypatch.undo()
     values = [v for row in received if row is not None for v in row]
     assert values and all(v is None or isinstance(v, (bool, int, float, str)) for v in values), values[:3]

@@ -54,7 +54,9 @@ def test_jobs_of_a_run_are_named_by_tick_stratum_iteration_and_commit(spark, tmp
     spark.conf.set(SETTING, LOOP)
     first = next_job_id(spark)
     try:
-        run = Engine(spark).run(program, 2, store=str(tmp_path / "run"), commit_every=2)
+        # an EDB frame: its rows are not known before a job counts them ("setup inputs")
+        extra = spark.createDataFrame([("g", "e", "f")], "g string, x string, y string")
+        run = Engine(spark).run(program, 2, store=str(tmp_path / "run"), commit_every=2, edb={"edge": extra})
     finally:
         spark.conf.unset(SETTING)
     spark.range(5).count()  # after the run: not one of its jobs

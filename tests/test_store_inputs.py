@@ -189,3 +189,34 @@ def test_bad_input_row_is_a_one_line_error_and_nothing_is_written(tmp_path):
     assert result.stderr.startswith(f"sparkdedalus: error: {tmp_path / 'req.csv'}: row 2: column 'id': ")
     assert result.stderr.count("\n") == 1 and "'two'" in result.stderr
     assert not os.path.exists(store)
+
+
+@pytest.mark.parametrize("case", ["tick 0", "null without statistics", "valid without statistics", "int32 ids",
+                                  "valid, two row groups", "null in the second row group"])
+def test_parquet_footer_decides_only_when_it_can(spark, tmp_path, case):
+    """A Parquet file whose footer shows every row valid is read with no job
+    to check it; any other (a bad value the statistics reveal, or no
+    statistics) is checked row by row: both read the reference's rows or
+    refuse with the reference's message."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sparkdedalus.spark.inputs import _reader
+
+    ids = pa.array([4, 5], pa.int32() if case == "int32 ids" else pa.int64())
+    weight = [1.5, None] if "null" in case else [1.5, 2.0]
+    columns = {"loc": ["a", "b"], "id": ids, "weight": weight, "urgent": [True, False]}
+    if case == "tick 0":
+        columns["tick"] = [1, 0]
+    options = {"write_statistics": False} if "without statistics" in case else \
+        {"row_group_size": 1} if "row group" in case else {}
+    pq.write_table(pa.table(columns), str(tmp_path / "req.parquet"), **options)
+    program = program_for(tmp_path, "req.parquet")
+    decided = _reader(spark, program, program.inputs[0], None).valid_footer() is not None
+    assert decided == (case in ("int32 ids", "valid, two row groups"))  # by hand: stats present, nothing bad
+    if case == "tick 0" or "null" in case:
+        with pytest.raises(ValueError) as info:
+            read_input(spark, program, program.inputs[0])
+        assert str(info.value) == reference_error(program)
+    else:
+        assert spark_rows(spark, program) == reference_rows(program)

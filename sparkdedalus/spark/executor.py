@@ -22,6 +22,7 @@ coordination, and a collected relation no longer counts as growing
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
@@ -110,6 +111,7 @@ class Executor:
         self._inbox = None  # under a capacity, the tick's inbox (Queues.inbox_sql)
         self._previous = None  # the previous pack's view, in a tick
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
+        self._fixpoint_in_pack = False  # whether the tick's pack computes an Arrow fixpoint (_recursive)
 
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         """Tick `tick`'s pack from the previous one (None at the first tick),
@@ -125,6 +127,7 @@ class Executor:
         started = time.perf_counter()
         self.sizer.start_tick()
         self._pack_views = {}
+        self._fixpoint_in_pack = False
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         settled = []  # the Arrow fixpoint's facts: materialised, and new (see _recursive)
@@ -135,7 +138,8 @@ class Executor:
             news_before = dict(news or {})
             if stratum.recursive:
                 with self.names.scope("stratum", stratum.index):
-                    found, rounds, arrow_only = self._recursive(rules, names, current, news, tick, state)
+                    found, rounds, arrow_only = self._recursive(rules, names, current, news, tick, state,
+                                                                self.plan.read_after(names, stratum))
                 iterations += rounds
                 parts = [self.layout.part_sql(n, STATE, self.sql.name(found[n])) for n in names]
                 if arrow_only:  # materialised already: no checkpoint, and no distinct in the pack
@@ -269,27 +273,34 @@ class Executor:
         return self.sql.union(derived) if derived else None
 
     def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
-                   state: LoopState) -> tuple[dict, int, bool]:
+                   state: LoopState, read_after: bool) -> tuple[dict, int, bool]:
         """A recursive stratum, semi-naive: its relations' new facts (not in
         `current` before), the number of iterations (jobs), and whether the
         Arrow fixpoint found them all. With the Arrow fixpoint allowed, the
         stratum runs component by component in dependency order, each component
         the Arrow fixpoint takes (spark/fixpoint.py) costing one job, the
-        others the general loop."""
+        others the general loop; the last component costs none when only
+        the tick's pack reads the stratum (not `read_after`): the pack's job
+        computes it, compiled (`self._fixpoint_in_pack`)."""
         if not self._arrow_allowed(rules, news):
             return *self._loop(rules, names, current, news, tick, state), False
         current = current.updated({})
         found, iterations, arrow_only = {}, 0, True
-        for group in self.plan.components(rules):
+        groups = self.plan.components(rules)
+        for k, group in enumerate(groups):
             group_names = sorted({r.head.name for r in group})
             arrow = self.plan.arrow_fixpoint(group, group_names)
             if arrow is not None:
                 buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
                 reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
+                counted = read_after or k < len(groups) - 1
                 with self.codegen.compiling():
-                    frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions)
-                self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
-                self.codegen.grow(rows)  # its code compiled if that is large
+                    frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted)
+                if counted:
+                    self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
+                    self.codegen.grow(rows)  # its code compiled if that is large
+                else:
+                    self._fixpoint_in_pack = True
                 new = {n: self.sql.views.of(f) for n, f in frames.items()}
                 if self.plan.partitioner is not None:  # the facts into their buckets
                     new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}
@@ -479,7 +490,8 @@ class Executor:
         pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self.sql.union([pack, *settled])
-        pack, (rows, persisted, collected) = self.sql.materialised(
-            pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        with self.codegen.compiling() if self._fixpoint_in_pack else nullcontext():
+            pack, (rows, persisted, collected) = self.sql.materialised(
+                pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
         self.sizer.sized(rows + self.loader.input_rows_apart)  # the next tick reads the inputs kept apart too
         return pack, (rows + self.loader.input_rows_apart, persisted, collected)

@@ -344,10 +344,12 @@ class ArrowFixpoint:
         return pa.table([pc.cast(c, f.type, safe=False) for c, f in zip(columns, schema)], schema=schema)
 
     # ---------------------------------------------------------------- the Spark side
-    def frames(self, current: dict, buckets: int, partitions: int) -> tuple[dict, int]:
+    def frames(self, current: dict, buckets: int, partitions: int, counted: bool = True) -> tuple[dict, int | None]:
         """The stratum's new facts ({relation: frame c0..} reading one
         checkpoint) and their number, from the frames the rules read
-        (`current`): one job, the buckets spread over `partitions` tasks."""
+        (`current`): one job, the buckets spread over `partitions` tasks.
+        Not `counted`: no job, no checkpoint and no number (None); the
+        frames are computed by the job that reads them."""
         slots = {n: f"s{i}" for i, n in enumerate(self.reads)}
         # by location: a fact goes to the bucket of its location only; else every
         # bucket gets every fact and keeps the facts of its pivot (`solve`)
@@ -404,9 +406,10 @@ class ArrowFixpoint:
                 # a tick in one partition would otherwise solve every bucket in one task
                 packed = packed.repartition(min(buckets, partitions), "__b")
             result = packed.groupBy("__b").applyInArrow(task, out_schema)
-        # computed and counted now, so that the rest of the tick can be sized to it
-        result = result.localCheckpoint(eager=False)
-        rows = result.count()
+        rows = None
+        if counted:  # computed and counted now, so that the rest of the tick can be sized to it
+            result = result.localCheckpoint(eager=False)
+            rows = result.count()
         return {n: result.where(f"__rel = '{n}'").select(f"{out_slots[n]}.*") for n in self.names}, rows
 
 

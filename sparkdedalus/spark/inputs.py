@@ -24,9 +24,13 @@ as the reference does (CSV: non-blank rows after the header; JSON Lines:
 non-blank lines); for Parquet and Delta inputs made of several files Spark's
 file order may differ from pyarrow's, so the row number can differ there.
 
-Jobs: one per input, which reads and checks it; one more in `read_inputs`
-when its rows may carry a tick (a `tick` column or field: the ticks they hold);
-one or two more to number the offending row on error.
+Jobs: one per input, which reads, checks and counts it; none for a Parquet
+file whose footer shows every row valid (`_ArrowInput.valid_footer`: no NULL
+in the relation's columns, ticks at least 1, by each row group's statistics;
+its schema is the footer's too, so Spark runs no job to infer it), which
+each run then reads where it is used; one more in `read_inputs` when its rows
+may carry a tick (a `tick` column or field: the ticks they hold); one or two
+more to number the offending row on error.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from typing import NamedTuple
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -66,21 +71,34 @@ def _reader(spark: SparkSession, program, decl, base_dir: str | None) -> "_Input
     return reader(spark, relation, path, fmt)
 
 
-def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | None = None) -> tuple[dict, dict]:
-    """({relation: frame of rows holding at every tick}, {relation: (frame of
-    stamped rows with a `tick` column, set of ticks)}) for the `.input`s of
-    `program`. The set holds the ticks up to `last_tick` (all without one):
-    the driver collects at most one value per tick of the run, whatever the
-    number of rows."""
+class Inputs(NamedTuple):
+    """What `read_inputs` read: the rows holding at every tick, the rows
+    stamped with a tick, and how many rows each static frame holds where the
+    checks counted them (a relation with stamped rows is not counted)."""
+
+    static: dict  # relation -> frame of rows holding at every tick
+    stamped: dict  # relation -> (frame of stamped rows with a `tick` column, set of ticks)
+    rows: dict  # relation -> the rows of its static frame, where known
+
+
+def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | None = None) -> Inputs:
+    """The `.input`s of `program` (`Inputs`). The set of a stamped relation's
+    ticks holds those up to `last_tick` (all without one): the driver
+    collects at most one value per tick of the run, whatever the number of
+    rows."""
     static: dict = {}
     stamped: dict = {}
+    rows: dict = {}
     for decl in program.inputs:
         reader = _reader(spark, program, decl, inputs_dir)
         frame = reader.frame()
         values = [c for c in frame.columns if c != TICK]
         if not reader.stamped:  # no tick column: every row at every tick, no job to find ticks
             static[decl.name] = _union(static.get(decl.name), frame.select(*values))
+            before = rows.get(decl.name, 0)
+            rows[decl.name] = None if before is None or reader.rows is None else before + reader.rows
             continue
+        rows[decl.name] = None
         static[decl.name] = _union(static.get(decl.name), frame.where(F.col(TICK).isNull()).select(*values))
         stamped_rows = frame.where(F.col(TICK).isNotNull())
         # ticks after the run count as one value: the relation still has stamped rows (crash locations)
@@ -90,7 +108,7 @@ def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | 
             previous, known = stamped.get(decl.name, (None, set()))
             ticks = found if last_tick is None else {t for t in found if t <= last_tick}
             stamped[decl.name] = (_union(previous, stamped_rows), known | ticks)
-    return static, stamped
+    return Inputs(static, stamped, {name: n for name, n in rows.items() if n is not None})
 
 
 def _union(a: DataFrame | None, b: DataFrame) -> DataFrame:
@@ -109,6 +127,9 @@ class _Input:
         self.fmt = fmt
         #: whether a row may carry a tick (a tick column or field); known once `frame()` ran
         self.stamped = True
+        #: the rows `frame()` holds, counted by the job that checks them (or read
+        #: from a Parquet footer): known once it ran
+        self.rows: int | None = None
 
     def where(self, number: int) -> str:
         return f"{self.path}: row {number}"
@@ -163,7 +184,9 @@ class _CsvInput(_Input):
                              *[v.alias(f"c{i}") for i, v in enumerate(values)],
                              tick.cast("bigint").alias(TICK)).localCheckpoint(eager=False)
         found = checked.agg(F.min(F.when(F.col("__bad").isNotNull(), F.col(_ROW))).alias("count_bad"),
-                            F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("value_bad")).first()
+                            F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("value_bad"),
+                            F.count(F.lit(1)).alias("rows")).first()
+        self.rows = found["rows"]
         if found["count_bad"] is not None:
             row = checked.where(F.col(_ROW) == found["count_bad"]).first()
             cells = next(csv.reader([row["__bad"]]), [])
@@ -260,7 +283,8 @@ class _JsonInput(_Input):
                                  *[x.alias(f"c{i}") for i, x in enumerate(values)],
                                  tick.alias(TICK)).localCheckpoint(eager=False)
         found = checked.agg(*[F.min(F.when(F.col(c), F.col(_ROW))).alias(c)
-                              for c in ("__invalid", "__scalar", "__row_bad")]).first()
+                              for c in ("__invalid", "__scalar", "__row_bad")], F.count(F.lit(1)).alias("rows")).first()
+        self.rows = found["rows"]
         if found["__invalid"] is not None:
             raise json_error(self.path, checked.where(F.col(_ROW) == found["__invalid"]).first()["__text"])
         for column in ("__scalar", "__row_bad"):
@@ -287,10 +311,12 @@ def _type_ok(data_type, typ: str) -> bool:
 
 
 class _ArrowInput(_Input):
-    def read(self) -> DataFrame:
+    def read(self, schema: StructType | None = None) -> DataFrame:
+        """The file or table as Spark reads it; with `schema` (a Parquet file's
+        own), Spark does not run a job to infer it."""
         try:
             if self.fmt == "parquet":
-                return self.spark.read.parquet(self.path)
+                return (self.spark.read.schema(schema) if schema is not None else self.spark.read).parquet(self.path)
             from sparkdedalus.plumbing.session import session_has_delta
             if session_has_delta(self.spark):
                 return self.spark.read.format("delta").load(self.path)
@@ -303,9 +329,42 @@ class _ArrowInput(_Input):
         except Exception as exc:  # any reader failure is bad input data
             raise reader_error(self.path, self.fmt, exc) from None
 
+    def valid_footer(self) -> tuple[StructType, int] | None:
+        """A Parquet file's schema and rows when its footer shows every row valid
+        (the relation's columns all present, of a matching type and never NULL,
+        every tick at least 1, by the statistics of every row group), else None:
+        then no job needs to look for a bad row (`frame`)."""
+        if self.fmt != "parquet" or not os.path.isfile(self.path):
+            return None
+        import pyarrow.parquet as pq
+        from pyspark.sql.pandas.types import from_arrow_schema
+        try:
+            metadata = pq.ParquetFile(self.path).metadata
+            schema = from_arrow_schema(pq.read_schema(self.path))
+        except Exception:  # unreadable, or a type Spark has no match for: the reader reports it
+            return None
+        types = {f.name: f.dataType for f in schema.fields}
+        if set(types) - {TICK} != set(self.relation.columns) or \
+                not all(_type_ok(types[c], t) for c, t in zip(self.relation.columns, self.relation.types)) or \
+                (TICK in types and not isinstance(types[TICK], _INTEGRAL)):
+            return None
+        for group in (metadata.row_group(i) for i in range(metadata.num_row_groups)):
+            for column in (group.column(j) for j in range(group.num_columns)):
+                stats = column.statistics
+                name = column.path_in_schema
+                if stats is None or not stats.has_null_count:
+                    return None
+                if name == TICK:
+                    if stats.null_count < column.num_values and not (stats.has_min_max and stats.min >= 1):
+                        return None
+                elif stats.null_count:
+                    return None
+        return schema, metadata.num_rows
+
     def frame(self) -> DataFrame:
-        raw = self.read().withColumn(_ROW, F.monotonically_increasing_id())
-        types = {f.name: f.dataType for f in raw.schema.fields if f.name != _ROW}
+        footer = self.valid_footer()
+        raw = self.read(footer[0] if footer is not None else None)
+        types = {f.name: f.dataType for f in raw.schema.fields}
         header_bad = any(n not in self.relation.columns and n != TICK for n in types) or \
             any(c not in types for c in self.relation.columns)
         bad = F.lit(header_bad)
@@ -328,10 +387,16 @@ class _ArrowInput(_Input):
                 bad = bad | (tick < 1)
             else:
                 bad = bad | F.col(TICK).isNotNull()
+        if footer is not None:  # every row valid (`valid_footer`): nothing to look for
+            self.rows = footer[1]
+            return raw.select(*[x.alias(f"c{i}") for i, x in enumerate(values)], tick.alias(TICK))
+        raw = raw.withColumn(_ROW, F.monotonically_increasing_id())
         checked = raw.select(_ROW, *[F.col(f"`{n}`") for n in types], bad.alias("__row_bad"),
                              *[x.alias(f"__c{i}") for i, x in enumerate(values)],
                              tick.alias("__tick")).localCheckpoint(eager=False)
-        found = checked.agg(F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("bad")).first()
+        found = checked.agg(F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("bad"),
+                            F.count(F.lit(1)).alias("rows")).first()
+        self.rows = found["rows"]
         if found["bad"] is not None:
             row = checked.where(F.col(_ROW) == found["bad"]).first()
             record = {name: row[name] for name in types}

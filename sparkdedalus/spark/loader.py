@@ -1,10 +1,14 @@
 """A run's facts loaded into the tick loop: the program's own facts, the EDB
 and the inputs, and the `crash` relation of the failure model.
 
-Facts true at every tick are packed and materialised once per run (one job):
-the inputs kept apart (relations no rule derives and nothing adds to at some
-tick, `TickPlan.apart`) in a pack of their own that no tick copies, the others
-in the static pack every tick starts from. Facts stamped with a tick go into
+Facts true at every tick are packed once per run: the inputs kept apart
+(relations no rule derives and nothing adds to at some tick, `TickPlan.apart`)
+in a pack of their own that no tick copies, the others in the static pack
+every tick starts from. A pack whose rows are all counted already (facts of
+the program's text or rows given as lists; inputs counted when read, see
+spark/inputs.py) is a lazy checkpoint that the first tick's job computes; a
+pack holding a frame of unknown size (an `edb=` DataFrame) is materialised
+and counted by a job of its own, to size the loop to it. Facts stamped with a tick go into
 that tick's start (`facts_pack`). Facts written in the program's text are
 inlined in the plan as a literal array up to INLINE_ROWS a relation, more are
 loaded once from an Arrow table; nothing here collects rows to the driver.
@@ -44,12 +48,13 @@ class Loader:
     """The facts of a run, loaded once (see the module)."""
 
     def __init__(self, spark: SparkSession, plan: TickPlan, sql: TickSql, sizer: Sizer, edb: dict,
-                 stamped: dict, input_apart: bool):
+                 stamped: dict, input_apart: bool, rows: dict):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py);
         `input_apart`: keep the relations no rule derives out of the packs
-        (`full` adds them back)."""
+        (`full` adds them back); `rows`: {relation: rows} of the `edb` frames
+        whose rows are known."""
         self.spark = spark
         self.plan = plan
         self.sql = sql
@@ -58,11 +63,13 @@ class Loader:
         self.layout = plan.layout
         self.stamped = dict(stamped)
         self.facts_at = self._text_facts()
-        frames = self._static_frames(edb)
+        frames, counts = self._static_frames(edb, rows)
         plan.keep_apart(set(frames), input_apart)
         apart = plan.apart
-        self.input_pack, self.input_rows_apart = self._static_pack({n: f for n, f in frames.items() if n in apart})
-        self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in apart})
+        self.input_pack, self.input_rows_apart = self._static_pack({n: f for n, f in frames.items() if n in apart},
+                                                                   counts)
+        self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in apart},
+                                                          counts)
         sizer.sized(self.input_rows_apart + static_rows)
 
     def frame(self, name: str, rows: list) -> DataFrame:
@@ -117,12 +124,16 @@ class Loader:
                 facts_at.setdefault(tick, {}).setdefault(name, []).append(tuple(row))
         return facts_at
 
-    def _static_frames(self, edb: dict) -> dict:
+    def _static_frames(self, edb: dict, known: dict) -> tuple[dict, dict]:
+        """The frames of the facts true at every tick, {relation: frame}, and
+        their rows where known, {relation: rows}: the program's own facts and
+        rows given as lists are counted here, `edb` frames when `known` counts them."""
         rows: dict = {}
         for fact in self.program.facts:
             if fact.tick is None:
-                rows.setdefault(fact.atom.name, []).append(fact.row)
-        frames = {name: self.frame(name, sorted(set(r))) for name, r in rows.items()}
+                rows.setdefault(fact.atom.name, set()).add(fact.row)
+        frames = {name: self.frame(name, sorted(r)) for name, r in rows.items()}
+        counts = {name: len(r) for name, r in rows.items()}
         for name, frame in edb.items():
             if name not in self.program.relations:
                 raise InputError(f"EDB given for unknown relation '{name}'")
@@ -130,9 +141,12 @@ class Loader:
                 else self.frame(name, [tuple(r) for r in frame])
             typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
             frames[name] = frames[name].unionAll(typed) if name in frames else typed
+            given = len(frame) if isinstance(frame, list) else known.get(name)
+            counts[name] = None if given is None else counts.get(name, 0) + given
         if CRASH in self.program.relations and self.plan.network.crashes:
             frames[CRASH] = self._crash_frame(frames)
-        return frames
+            counts[CRASH] = None
+        return frames, counts
 
     def _crash_frame(self, frames: dict) -> DataFrame:
         """`crash(L, N, T)` at every location L of the run (`Network.crash_rows`):
@@ -150,10 +164,11 @@ class Loader:
         located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
         return known.unionAll(located).distinct()
 
-    def _static_pack(self, frames: dict) -> tuple[DataFrame | None, int]:
-        """Facts true at every tick, packed and materialised once (one job), and
-        their rows (a replicated relation's counted once). As a tick's start,
-        they may hold a fact twice (an input's repeated row): rules read
+    def _static_pack(self, frames: dict, counts: dict) -> tuple[DataFrame | None, int]:
+        """Facts true at every tick, packed once, and their rows (a replicated
+        relation's counted once): a lazy checkpoint when `counts` has every
+        frame's rows, else materialised and counted (one job). As a tick's
+        start, they may hold a fact twice (an input's repeated row): rules read
         relations as sets, and a pack, or `full`, holds each fact once."""
         if not frames:
             return None, 0
@@ -164,7 +179,12 @@ class Loader:
             pack = f"SELECT /*+ REPARTITION({self.sizer.most_partitions}, {PARTITION_COLUMN}) */ * FROM {sql.name(pack)}"
         elif self.sizer.partitions > 1:
             pack = f"SELECT /*+ REPARTITION({self.sizer.partitions}) */ * FROM {sql.name(pack)}"
-        pack, (_, rows) = sql.materialised(pack, self.layout.home_copy())
+        if all(counts.get(n) is not None for n in frames):
+            rows = sum(counts[n] for n in frames)
+            pack = sql.checkpoint(pack)
+            self.sizer.sized(rows)
+        else:
+            pack, (_, rows) = sql.materialised(pack, self.layout.home_copy())
         sql.end()
         return pack, rows
 

@@ -29,7 +29,7 @@ class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
                  edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
                  gc: list | None = None, policy: bool = True, input_apart: bool = True,
-                 names: JobNames | None = None, count_exchanges: bool = False):
+                 names: JobNames | None = None, count_exchanges: bool = False, rows: dict | None = None):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py);
@@ -38,13 +38,14 @@ class TickLoop:
         distribution policies (spark/partitioner.py); `input_apart`: keep the
         relations no rule derives out of the packs (`full` adds them back);
         `names`: names the jobs (default: a JobNames of its own);
-        `count_exchanges`: fill `TickStats.exchanges`."""
+        `count_exchanges`: fill `TickStats.exchanges`; `rows`: {relation: rows}
+        of the `edb` frames whose rows are known (counted when read)."""
         stamped = dict(stamped or {})
         most = partitions or max_partitions(spark)
         self.plan = TickPlan(spark, program, network or Network(), frozenset(stamped), list(gc or ()), policy, most)
         self.sizer = Sizer(partitions, most, self.plan.partitioner is not None, count_exchanges)
         sql = TickSql(spark, self.plan, self.sizer)
-        self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart)
+        self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart, rows or {})
         self.executor = Executor(spark, self.plan, sql, self.sizer, self.loader, names or JobNames(spark))
 
     @property

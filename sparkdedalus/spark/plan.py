@@ -91,6 +91,22 @@ class TickPlan:
             components.setdefault(self.component[rule.head.name], []).append(rule)
         return list(components.values())
 
+    def read_after(self, names: list, stratum) -> bool:
+        """Whether a rule evaluated after `stratum` in a tick reads one of
+        `names`: a rule of a later stratum, one deriving facts for a later
+        tick (`@next`, `@async`) or a GC rule. If none does, the tick's pack
+        is all that reads them.
+
+        >>> p = Program.parse('e(1, 2); t(X, Y) :- e(X, Y); t(X, Z) :- t(X, Y), e(Y, Z); u(X)@next :- e(X, _);')
+        >>> plan = TickPlan.__new__(TickPlan); plan.program, plan.gc_plans = p, []
+        >>> plan.read_after(["t"], p.strata[-1]), plan.read_after(["e"], p.strata[-1])
+        (False, True)
+        """
+        strata = self.program.strata
+        later = [self.program.rules[i] for s in strata[strata.index(stratum) + 1:] for i in s.rules]
+        later += [r for r in self.program.rules if r.delivery != "now"] + [p.rule for p in self.gc_plans]
+        return any(atom.name in names for rule in later for atom in rule.positive_atoms + rule.negated_atoms)
+
     def arrow_fixpoint(self, rules, names: list) -> ArrowFixpoint | None:
         """A component compiled for the Arrow fixpoint, or None when a rule
         needs more than joins (compiled once)."""

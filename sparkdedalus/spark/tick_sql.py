@@ -41,10 +41,14 @@ class TickSql:
         """The relation `sql` as a DataFrame: one `spark.sql`."""
         return self.spark.sql(self.statement.render(f"SELECT * FROM {self.name(sql)}"))
 
+    def checkpoint(self, sql: str) -> DataFrame:
+        """The relation `sql` as a lazy local checkpoint: readers see a leaf
+        instead of its plan, computed by the first job that needs it."""
+        return self.sizer.counted(self.frame_of(sql)).localCheckpoint(eager=False)
+
     def cut(self, sql: str) -> str:
-        """The relation `sql` behind a lazy local checkpoint (a view): readers
-        see a leaf instead of its plan, computed by the first job that needs it."""
-        return self.views.of(self.sizer.counted(self.frame_of(sql)).localCheckpoint(eager=False))
+        """The relation `sql` behind a lazy local checkpoint, as a view."""
+        return self.views.of(self.checkpoint(sql))
 
     def materialised(self, sql: str, *conditions: str) -> tuple[DataFrame, tuple]:
         """The relation `sql` materialised with one job, and its rows and the
