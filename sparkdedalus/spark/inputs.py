@@ -52,7 +52,8 @@ _ROW = "__row"
 
 def read_input(spark: SparkSession, program, decl, base_dir: str | None = None) -> DataFrame:
     """The rows of `.input` declaration `decl` of `program` (see the module doc)."""
-    return _reader(spark, program, decl, base_dir).frame()
+    frame, _ = _reader(spark, program, decl, base_dir).frame()
+    return frame
 
 
 def _reader(spark: SparkSession, program, decl, base_dir: str | None) -> "_Input":
@@ -75,13 +76,12 @@ def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | 
     static: dict = {}
     stamped: dict = {}
     for decl in program.inputs:
-        reader = _reader(spark, program, decl, inputs_dir)
-        frame = reader.frame()
+        frame, has_ticks = _reader(spark, program, decl, inputs_dir).frame()
         values = [c for c in frame.columns if c != TICK]
-        if not reader.stamped:  # no tick column: every row at every tick, no job to find ticks
-            static[decl.name] = _union(static.get(decl.name), frame.select(*values))
+        every_tick = frame.where(F.col(TICK).isNull()) if has_ticks else frame
+        static[decl.name] = _union(static.get(decl.name), every_tick.select(*values))
+        if not has_ticks:  # no tick column: every row at every tick, no job to find ticks
             continue
-        static[decl.name] = _union(static.get(decl.name), frame.where(F.col(TICK).isNull()).select(*values))
         stamped_rows = frame.where(F.col(TICK).isNotNull())
         # ticks after the run count as one value: the relation still has stamped rows (crash locations)
         tick = F.col(TICK) if last_tick is None else F.least(F.col(TICK), F.lit(last_tick + 1))
@@ -102,13 +102,15 @@ def _strip(column: Column) -> Column:
 
 
 class _Input:
+    """A reader of one `.input` file: `frame()` gives (the checked rows as
+    c0..cn-1 and `tick`, whether a row may carry a tick: a tick column or
+    field; without one every `tick` is NULL)."""
+
     def __init__(self, spark: SparkSession, relation, path: str, fmt: str):
         self.spark = spark
         self.relation = relation
         self.path = path
         self.fmt = fmt
-        #: whether a row may carry a tick (a tick column or field); known once `frame()` ran
-        self.stamped = True
 
     def where(self, number: int) -> str:
         return f"{self.path}: row {number}"
@@ -125,7 +127,7 @@ class _Input:
 
 # ---------------------------------------------------------------------------- CSV
 class _CsvInput(_Input):
-    def frame(self) -> DataFrame:
+    def frame(self) -> tuple[DataFrame, bool]:
         header = csv_header(self.path, self.relation.columns)
         fields = [f"h{i}" for i in range(len(header))]
         position = {name: i for i, name in enumerate(header)}  # the last of repeated names wins, as in dict()
@@ -146,7 +148,6 @@ class _CsvInput(_Input):
             values.append(value)
             bad.append(~ok)
         tick, tick_bad = F.lit(None).cast("bigint"), None
-        self.stamped = TICK in position
         if TICK in position:
             text = cell(TICK)
             value, ok = _parse(text, "int")
@@ -173,7 +174,7 @@ class _CsvInput(_Input):
             row = checked.where(F.col(_ROW) == found["value_bad"]).first()
             record = {name: ("" if row[fields[i]] is None else row[fields[i]]) for name, i in position.items()}
             self.fail_with_reference(record, self.number_of(checked, found["value_bad"]), text=True)
-        return checked.select(*[f"c{i}" for i in range(len(values))], TICK)
+        return checked.select(*[f"c{i}" for i in range(len(values))], TICK), TICK in position
 
 
 def _parse(text: Column, typ: str) -> tuple[Column, Column]:
@@ -235,7 +236,8 @@ class _JsonInput(_Input):
         return lines.select(F.col("__id").alias(_ROW), F.col("value").alias("__text"),
                             F.expr("try_parse_json(value)").alias("v"))
 
-    def frame(self) -> DataFrame:
+    def frame(self) -> tuple[DataFrame, bool]:
+        """Any record may carry a `tick` field: always stamped."""
         records = self.records()
         v = F.col("v")
         is_object = F.expr("schema_of_variant(v)").startswith("OBJECT")
@@ -272,7 +274,7 @@ class _JsonInput(_Input):
             if column == "__scalar":
                 raise json_object_error(self.path, number, record)
             self.fail_with_reference(record, number, text=False)
-        return checked.select(*[f"c{i}" for i in range(len(values))], TICK)
+        return checked.select(*[f"c{i}" for i in range(len(values))], TICK), True
 
 
 # ---------------------------------------------------------------------------- Parquet, Delta
@@ -303,7 +305,7 @@ class _ArrowInput(_Input):
         except Exception as exc:  # any reader failure is bad input data
             raise reader_error(self.path, self.fmt, exc) from None
 
-    def frame(self) -> DataFrame:
+    def frame(self) -> tuple[DataFrame, bool]:
         raw = self.read().withColumn(_ROW, F.monotonically_increasing_id())
         types = {f.name: f.dataType for f in raw.schema.fields if f.name != _ROW}
         header_bad = any(n not in self.relation.columns and n != TICK for n in types) or \
@@ -321,9 +323,9 @@ class _ArrowInput(_Input):
                 bad = F.lit(True)
                 values.append(F.lit(None).cast(SPARK_TYPE[typ]))
         tick = F.lit(None).cast("bigint")
-        self.stamped = TICK in types and isinstance(types[TICK], _INTEGRAL)  # any other tick is refused
+        stamped = TICK in types and isinstance(types[TICK], _INTEGRAL)  # any other tick is refused
         if TICK in types:
-            if isinstance(types[TICK], _INTEGRAL):
+            if stamped:
                 tick = F.col(TICK).cast("bigint")
                 bad = bad | (tick < 1)
             else:
@@ -337,4 +339,4 @@ class _ArrowInput(_Input):
             record = {name: row[name] for name in types}
             self.fail_with_reference(record, self.number_of(checked, found["bad"]), text=False)
         return checked.select(*[F.col(f"__c{i}").alias(f"c{i}") for i in range(len(values))],
-                              F.col("__tick").alias(TICK))
+                              F.col("__tick").alias(TICK)), stamped
