@@ -246,14 +246,15 @@ def _renumber(keyed: DataFrame) -> tuple[DataFrame, DataFrame, int]:
     """Classes from (scenario, world, signature): one per distinct (world,
     signature), numbered from 0. Returns the members (scenario, world), the
     classes (parent, signature, world, first: the class's smallest scenario)
-    and their number."""
-    keyed = keyed.withColumnRenamed("world", "parent")
+    and their number. The classes are materialised and counted with one job;
+    the members are checkpointed lazily: computed by the first job that reads
+    them (the next split's, or the verdict's)."""
+    keyed = keyed.withColumnRenamed("world", "parent").localCheckpoint(eager=False)
     order = Window.orderBy("parent", "signature")
-    classes, count = _materialised(keyed.groupBy("parent", "signature").agg(F.min("scenario").alias("first"))
-                                   .withColumn("world", F.row_number().over(order).cast("long") - 1))
-    members, _ = _materialised(keyed.join(F.broadcast(classes.drop("first")), ["parent", "signature"])
-                               .select("scenario", "world"))
-    return members, classes, count
+    classes = keyed.groupBy("parent", "signature").agg(F.min("scenario").alias("first")) \
+        .withColumn("world", F.row_number().over(order).cast("long") - 1).localCheckpoint(eager=False)
+    members = keyed.join(F.broadcast(classes.drop("first")), ["parent", "signature"]).select("scenario", "world")
+    return members.localCheckpoint(eager=False), classes, classes.count()
 
 
 class Splitter:
@@ -288,16 +289,17 @@ class Splitter:
 
     def without(self, pack: DataFrame, crashed: DataFrame, tick: int) -> DataFrame:
         """`pack` without the messages sent at `tick` by the `crashed` (world,
-        src) senders, materialised (one job)."""
+        src) senders, checkpointed lazily (computed by the next tick's first job)."""
         sent = pack.where(self._sent_at(tick)).withColumn("__world", self.world)
         crashed = crashed.select(F.col("world").alias("__world"), F.col("src").alias(SOURCE_COLUMN))
         kept = sent.join(F.broadcast(crashed), ["__world", SOURCE_COLUMN], "left_anti").select(*pack.columns)
-        return _materialised(pack.where(~self._sent_at(tick)).unionAll(kept))[0]
+        return pack.where(~self._sent_at(tick)).unionAll(kept).localCheckpoint(eager=False)
 
     def copied(self, pack: DataFrame, children: DataFrame, tick: int) -> DataFrame:
         """`pack` with each class's facts copied into its children (`children`:
         parent, world, signature), a child without the messages sent at `tick` that its
-        signature loses; the data relations left out (each tick has its own)."""
+        signature loses; the data relations left out (each tick has its own);
+        checkpointed lazily (computed by the next tick's first job)."""
         data = pack.where(~F.col("__rel").isin(WORLD, WORLD_CRASH))
         shared = data.where(self.world.isNull())
         children = F.broadcast(children.select("parent", "world", "signature"))
@@ -307,13 +309,7 @@ class Splitter:
             "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN,
             *[F.when(F.col("__rel").isin(*self.world_columns[c]), F.col("world")).otherwise(F.col(c)).alias(c)
               if c in self.world_columns else F.col(c) for c in self.layout.value_columns])
-        return _materialised(shared.unionAll(copied))[0]
-
-
-def _materialised(frame: DataFrame) -> tuple[DataFrame, int]:
-    """`frame` checkpointed with one job, and its number of rows."""
-    frame = frame.localCheckpoint(eager=False)
-    return frame, frame.count()
+        return shared.unionAll(copied).localCheckpoint(eager=False)
 
 
 def missing_frame(run: Run, program: Program, members: DataFrame) -> DataFrame:
