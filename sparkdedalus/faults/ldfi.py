@@ -36,9 +36,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pysat.card import CardEnc, EncType
-from pysat.solvers import Solver
-
 from sparkdedalus.faults.space import Scenario, Space
 from sparkdedalus.faults.verdict import POST, PRE, Checked, smallest_first
 from sparkdedalus.program import CRASH
@@ -390,13 +387,14 @@ class Formula:
             self._cardinality(crashed, space.crashes)
 
     def _cardinality(self, literals: list, bound: int) -> None:
+        from pysat.card import CardEnc, EncType  # python-sat is loaded by a search, not by `import` (see _solver)
         encoded = CardEnc.atmost(literals, bound=bound, top_id=self._new(), encoding=EncType.seqcounter)
         self.clauses += encoded.clauses
         self.top = max(self.top, encoded.nv)
 
     def allows(self, failures: set) -> bool:
         """Whether exactly `failures` (and no other failure) satisfy the formula."""
-        with Solver(name=SOLVER, bootstrap_with=self.clauses) as solver:
+        with self._solver() as solver:
             return solver.solve(assumptions=[self.var[f] if f in failures else -self.var[f] for f in self.failures])
 
     def minimal(self) -> list:
@@ -404,7 +402,7 @@ class Formula:
         a model is shrunk one failure at a time (asking for a model within the
         rest), then every superset of it is excluded, until none is left."""
         found = []
-        with Solver(name=SOLVER, bootstrap_with=self.clauses) as solver:
+        with self._solver() as solver:
             while solver.solve():
                 chosen = self._chosen(solver.get_model())
                 for failure in list(chosen):
@@ -417,6 +415,13 @@ class Formula:
                     break
                 solver.add_clause([-self.var[f] for f in chosen])
         return sorted(found, key=lambda s: (s.size, s))
+
+    def _solver(self):
+        """A solver holding the clauses. python-sat is imported here, not at
+        module level: the Spark engine imports this module (for `Engine.faults`'s
+        LDFI search) and a plain run should not load the solvers."""
+        from pysat.solvers import Solver
+        return Solver(name=SOLVER, bootstrap_with=self.clauses)
 
     def _chosen(self, model: list) -> set:
         true = set(model)

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 from sparkdedalus.faults.verdict import POST, PRE
 from sparkdedalus.program import CRASH, Program
-from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 
@@ -77,7 +76,13 @@ def world_dependent(program: Program) -> frozenset:
 
 
 def with_worlds(program: Program) -> Worlds:
-    """The program with a world column (ValueError without `pre` and `post`)."""
+    """The program with a world column (ValueError without `pre` and `post`).
+
+    `rewrite.source` is imported here, not at module level: importing it loads
+    the whole `rewrite` package (every rewrite and the analyses they need), and
+    the Spark engine imports this module for `Engine.faults`, so a plain run
+    would pay for it. Not a cycle: `rewrite` never imports `faults`."""
+    from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
     if PRE not in program.relations or POST not in program.relations:
         raise ValueError("the program needs relations 'pre' and 'post' (the invariant: every pre fact "
                          "at EOT has an equal post fact)")
@@ -130,7 +135,8 @@ def _location_type(program: Program) -> str:
     return types.pop() if types else "string"
 
 
-def _rule(source: SourceRule, dependent: frozenset) -> SourceRule:
+def _rule(source, dependent: frozenset):
+    """A `rewrite.source.SourceRule` with the world column in its world-dependent atoms."""
     rule = source.rule
     if rule.head.name not in dependent:
         return source

@@ -54,6 +54,8 @@ from udfs.registry import spark_string, spark_string_sql
 LARGEST_SPACE = 2 ** 62
 #: separates a lost message's sender and destination in a signature
 SEPARATOR = "\x1f"
+#: the type of a crash schedule's crashes
+CRASHES = "array<struct<node: string, tick: bigint>>"
 
 
 class FaultRun:
@@ -112,7 +114,7 @@ def run_faults(spark: SparkSession, program: Program, nodes, eot: int, eff: int,
     else:
         chosen = space.sample_indices(sample, seed) if only is None else sorted({space.index(s) for s in only})
         ids, scenarios = _ids(spark, chosen), len(chosen)
-    failures = Failures(spark, space, program)
+    failures = Failures(space, program)
     keyed = ids.select("scenario", F.lit(0).cast("long").alias("world"), failures.crash_key().alias("signature"))
     members, classes, count = _renumber(keyed)
     names = JobNames(spark)
@@ -144,17 +146,19 @@ def _ids(spark: SparkSession, indices: list) -> DataFrame:
 
 class Failures:
     """The failures of the scenarios, as Spark expressions over a `scenario`
-    column (its index in the space) and small tables."""
+    column (its index in the space) and literals."""
 
-    def __init__(self, spark: SparkSession, space: Space, program: Program):
-        self.spark, self.space, self.program = spark, space, program
+    def __init__(self, space: Space, program: Program):
+        self.space, self.program = space, program
         channels = space.channels()
         self.width = len(channels)
         self.bits = {channel: j for j, channel in enumerate(channels)}
-        self.choices = [(c, node, tick) for c in range(1, space.crash_choices())
-                        for node, tick in space[c << self.width].crashes]
-        self.schedules = spark.createDataFrame(self.choices or [(0, "", 0)], "schedule long, node string, tick long") \
-            .where("schedule > 0")
+        schedules = [space[c << self.width].crashes for c in range(1, space.crash_choices())]
+        self.choices = [(c, node, tick) for c, crashes in enumerate(schedules, 1) for node, tick in crashes]
+        #: schedule c's crashes at position c (from 1), a literal: read without a join (a join costs a job)
+        self.schedules = F.array(*[F.array(*[F.struct(F.lit(node).alias("node"), F.lit(tick).cast("long").alias("tick"))
+                                             for node, tick in crashes]) for crashes in schedules]) \
+            .cast(f"array<{CRASHES}>")
         #: the locations of the program's facts, where `crash` holds in every scenario with a crash
         self.named = sorted({spark_string(fact.row[0]) for fact in program.facts})
 
@@ -169,12 +173,17 @@ class Failures:
         `tick`: the tick has omissible channels, or crashes differ within a class."""
         return any(t == tick for _, _, t in self.bits) or (self.space.crashes > 0 and not self.uniform_crashes)
 
+    def crashes(self, scenario: Column) -> Column:
+        """The crashes (array of struct node, tick) of the scenario with index
+        `scenario`: NULL without any."""
+        schedule = F.shiftright(scenario, self.width)
+        return F.when(schedule > 0, F.element_at(self.schedules, schedule.cast("int")))
+
     def crashed(self, classes: DataFrame, tick: int) -> DataFrame:
         """(world, src): the senders crashed at or before `tick` in each class
         (of classes with uniform crashes)."""
-        return classes.select("world", F.shiftright("first", self.width).alias("schedule")) \
-            .join(F.broadcast(self.schedules.where(F.col("tick") <= tick)), "schedule") \
-            .select("world", F.col("node").alias("src"))
+        crashed = F.filter(self.crashes(F.col("first")), lambda c: c["tick"] <= tick)
+        return classes.select("world", F.explode(crashed).alias("crash")).select("world", F.col("crash.node").alias("src"))
 
     def crash_key(self) -> Column:
         """What the `crash` relation of a scenario depends on, as an array of
@@ -193,23 +202,19 @@ class Failures:
 
     def crash_rows(self, classes: DataFrame) -> DataFrame:
         """`crash(L, N, T)` of each class (`faults.crash(L, W, N, T)`), from its
-        first scenario (they all have the same)."""
-        first = classes.select("world", F.col("first").alias("scenario"))
-        crashed = first.withColumn("schedule", F.shiftright("scenario", self.width)) \
-            .join(F.broadcast(self.schedules), "schedule").select("world", "scenario", "node", "tick")
-        locations = [crashed.select("world", F.col("node").alias("loc"))]
-        if self.named:
-            located = self.spark.createDataFrame([(n,) for n in self.named], "loc string")
-            locations.append(first.select("world").crossJoin(F.broadcast(located)))
-        if self.bits:
-            channels = self.spark.createDataFrame([(j, s, d) for (s, d, _), j in self.bits.items()],
-                                                  "bit long, src string, dst string")
-            omitted = first.join(crashed.select("world").distinct(), "world").crossJoin(F.broadcast(channels)) \
-                .where("shiftright(scenario, bit) & 1 = 1")
-            locations += [omitted.select("world", F.col("src").alias("loc")),
-                          omitted.select("world", F.col("dst").alias("loc"))]
-        everywhere = reduce(DataFrame.unionByName, locations).distinct()
-        return everywhere.join(crashed, "world").select("loc", "world", "node", "tick")
+        first scenario (they all have the same): every crash of its schedule at
+        every location of the class, its crashed nodes, the program's fact
+        locations and the ends of its omitted channels (`Network.crash_rows`).
+        Expressions over each class's row: no join, so no job of its own."""
+        crashes = self.crashes(F.col("first"))
+        none = F.array().cast("array<string>")
+        ends = [F.when(F.shiftright("first", j).bitwiseAND(1) == 1, F.array(F.lit(src), F.lit(dst))).otherwise(none)
+                for (src, dst, _), j in self.bits.items()]
+        located = F.array_distinct(F.concat(F.transform(crashes, lambda c: c["node"]),
+                                            F.array(*[F.lit(n) for n in self.named]).cast("array<string>"), *ends))
+        return classes.where(crashes.isNotNull()) \
+            .select("world", crashes.alias("crashes"), F.explode(located).alias("loc")) \
+            .select("loc", "world", F.inline("crashes")).select("loc", "world", "node", "tick")
 
     def lost(self, tick: int) -> Column:
         """Whether the scenario loses the message from `src` to `dst` sent at
@@ -223,15 +228,14 @@ class Failures:
     def signatures(self, members: DataFrame, sent: DataFrame, tick: int) -> DataFrame:
         """members (scenario, world) with `signature`: the sorted messages
         (src SEPARATOR dst) its class sent at `tick` that the scenario loses."""
-        crash_ticks = self.schedules.select("schedule", F.col("node").alias("src"), F.col("tick").alias("crash_tick"))
         mask = sum(1 << j for (_, _, t), j in self.bits.items() if t == tick)
         crashed = sorted({c for c, _, t in self.choices if t <= tick})
         may_lose = F.col("scenario").bitwiseAND(F.lit(mask)) != 0
         if crashed:
             may_lose = may_lose | F.shiftright("scenario", self.width).isin(crashed)
+        sender_crash = F.filter(self.crashes(F.col("scenario")), lambda c: c["node"] == F.col("src"))
         candidates = members.where(may_lose).join(F.broadcast(sent), "world") \
-            .withColumn("schedule", F.shiftright("scenario", self.width)) \
-            .join(F.broadcast(crash_ticks), ["schedule", "src"], "left")
+            .withColumn("crash_tick", F.try_element_at(sender_crash, F.lit(1))["tick"])
         lost = candidates.where(self.lost(tick)).groupBy("scenario").agg(
             F.sort_array(F.collect_list(F.concat_ws(SEPARATOR, "src", "dst"))).alias("signature"))
         return members.join(lost, "scenario", "left") \
@@ -242,14 +246,15 @@ def _renumber(keyed: DataFrame) -> tuple[DataFrame, DataFrame, int]:
     """Classes from (scenario, world, signature): one per distinct (world,
     signature), numbered from 0. Returns the members (scenario, world), the
     classes (parent, signature, world, first: the class's smallest scenario)
-    and their number."""
-    keyed = keyed.withColumnRenamed("world", "parent")
+    and their number. The classes are materialised and counted with one job;
+    the members are checkpointed lazily: computed by the first job that reads
+    them (the next split's, or the verdict's)."""
+    keyed = keyed.withColumnRenamed("world", "parent").localCheckpoint(eager=False)
     order = Window.orderBy("parent", "signature")
-    classes, count = _materialised(keyed.groupBy("parent", "signature").agg(F.min("scenario").alias("first"))
-                                   .withColumn("world", F.row_number().over(order).cast("long") - 1))
-    members, _ = _materialised(keyed.join(F.broadcast(classes.drop("first")), ["parent", "signature"])
-                               .select("scenario", "world"))
-    return members, classes, count
+    classes = keyed.groupBy("parent", "signature").agg(F.min("scenario").alias("first")) \
+        .withColumn("world", F.row_number().over(order).cast("long") - 1).localCheckpoint(eager=False)
+    members = keyed.join(F.broadcast(classes.drop("first")), ["parent", "signature"]).select("scenario", "world")
+    return members.localCheckpoint(eager=False), classes, classes.count()
 
 
 class Splitter:
@@ -284,16 +289,17 @@ class Splitter:
 
     def without(self, pack: DataFrame, crashed: DataFrame, tick: int) -> DataFrame:
         """`pack` without the messages sent at `tick` by the `crashed` (world,
-        src) senders, materialised (one job)."""
+        src) senders, checkpointed lazily (computed by the next tick's first job)."""
         sent = pack.where(self._sent_at(tick)).withColumn("__world", self.world)
         crashed = crashed.select(F.col("world").alias("__world"), F.col("src").alias(SOURCE_COLUMN))
         kept = sent.join(F.broadcast(crashed), ["__world", SOURCE_COLUMN], "left_anti").select(*pack.columns)
-        return _materialised(pack.where(~self._sent_at(tick)).unionAll(kept))[0]
+        return pack.where(~self._sent_at(tick)).unionAll(kept).localCheckpoint(eager=False)
 
     def copied(self, pack: DataFrame, children: DataFrame, tick: int) -> DataFrame:
         """`pack` with each class's facts copied into its children (`children`:
         parent, world, signature), a child without the messages sent at `tick` that its
-        signature loses; the data relations left out (each tick has its own)."""
+        signature loses; the data relations left out (each tick has its own);
+        checkpointed lazily (computed by the next tick's first job)."""
         data = pack.where(~F.col("__rel").isin(WORLD, WORLD_CRASH))
         shared = data.where(self.world.isNull())
         children = F.broadcast(children.select("parent", "world", "signature"))
@@ -303,13 +309,7 @@ class Splitter:
             "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN,
             *[F.when(F.col("__rel").isin(*self.world_columns[c]), F.col("world")).otherwise(F.col(c)).alias(c)
               if c in self.world_columns else F.col(c) for c in self.layout.value_columns])
-        return _materialised(shared.unionAll(copied))[0]
-
-
-def _materialised(frame: DataFrame) -> tuple[DataFrame, int]:
-    """`frame` checkpointed with one job, and its number of rows."""
-    frame = frame.localCheckpoint(eager=False)
-    return frame, frame.count()
+        return shared.unionAll(copied).localCheckpoint(eager=False)
 
 
 def missing_frame(run: Run, program: Program, members: DataFrame) -> DataFrame:

@@ -57,7 +57,7 @@ _ROW = "__row"
 
 def read_input(spark: SparkSession, program, decl, base_dir: str | None = None) -> DataFrame:
     """The rows of `.input` declaration `decl` of `program` (see the module doc)."""
-    return _reader(spark, program, decl, base_dir).frame()
+    return _reader(spark, program, decl, base_dir).frame().frame
 
 
 def _reader(spark: SparkSession, program, decl, base_dir: str | None) -> "_Input":
@@ -90,16 +90,14 @@ def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | 
     stamped: dict = {}
     rows: dict = {}
     for decl in program.inputs:
-        reader = _reader(spark, program, decl, inputs_dir)
-        frame = reader.frame()
+        frame, has_ticks, counted = _reader(spark, program, decl, inputs_dir).frame()
         values = [c for c in frame.columns if c != TICK]
-        if not reader.stamped:  # no tick column: every row at every tick, no job to find ticks
-            static[decl.name] = _union(static.get(decl.name), frame.select(*values))
-            before = rows.get(decl.name, 0)
-            rows[decl.name] = None if before is None or reader.rows is None else before + reader.rows
+        every_tick = frame.where(F.col(TICK).isNull()) if has_ticks else frame
+        static[decl.name] = _union(static.get(decl.name), every_tick.select(*values))
+        before = rows.get(decl.name, 0)
+        rows[decl.name] = None if has_ticks or before is None else before + counted
+        if not has_ticks:  # no tick column: every row at every tick, no job to find ticks
             continue
-        rows[decl.name] = None
-        static[decl.name] = _union(static.get(decl.name), frame.where(F.col(TICK).isNull()).select(*values))
         stamped_rows = frame.where(F.col(TICK).isNotNull())
         # ticks after the run count as one value: the relation still has stamped rows (crash locations)
         tick = F.col(TICK) if last_tick is None else F.least(F.col(TICK), F.lit(last_tick + 1))
@@ -119,17 +117,22 @@ def _strip(column: Column) -> Column:
     return F.regexp_replace(column, r"^\s+|\s+$", "")
 
 
+class Read(NamedTuple):
+    """What a reader's `frame()` read from one `.input` file."""
+
+    frame: DataFrame  # the checked rows as c0..cn-1 and `tick` (NULL without a tick column or field)
+    stamped: bool  # whether a row may carry a tick: a tick column or field
+    rows: int  # the rows, counted by the job that checks them or read from a Parquet footer
+
+
 class _Input:
+    """A reader of one `.input` file (`frame()`: a `Read`)."""
+
     def __init__(self, spark: SparkSession, relation, path: str, fmt: str):
         self.spark = spark
         self.relation = relation
         self.path = path
         self.fmt = fmt
-        #: whether a row may carry a tick (a tick column or field); known once `frame()` ran
-        self.stamped = True
-        #: the rows `frame()` holds, counted by the job that checks them (or read
-        #: from a Parquet footer): known once it ran
-        self.rows: int | None = None
 
     def where(self, number: int) -> str:
         return f"{self.path}: row {number}"
@@ -146,7 +149,7 @@ class _Input:
 
 # ---------------------------------------------------------------------------- CSV
 class _CsvInput(_Input):
-    def frame(self) -> DataFrame:
+    def frame(self) -> Read:
         header = csv_header(self.path, self.relation.columns)
         fields = [f"h{i}" for i in range(len(header))]
         position = {name: i for i, name in enumerate(header)}  # the last of repeated names wins, as in dict()
@@ -167,7 +170,6 @@ class _CsvInput(_Input):
             values.append(value)
             bad.append(~ok)
         tick, tick_bad = F.lit(None).cast("bigint"), None
-        self.stamped = TICK in position
         if TICK in position:
             text = cell(TICK)
             value, ok = _parse(text, "int")
@@ -186,7 +188,6 @@ class _CsvInput(_Input):
         found = checked.agg(F.min(F.when(F.col("__bad").isNotNull(), F.col(_ROW))).alias("count_bad"),
                             F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("value_bad"),
                             F.count(F.lit(1)).alias("rows")).first()
-        self.rows = found["rows"]
         if found["count_bad"] is not None:
             row = checked.where(F.col(_ROW) == found["count_bad"]).first()
             cells = next(csv.reader([row["__bad"]]), [])
@@ -196,7 +197,7 @@ class _CsvInput(_Input):
             row = checked.where(F.col(_ROW) == found["value_bad"]).first()
             record = {name: ("" if row[fields[i]] is None else row[fields[i]]) for name, i in position.items()}
             self.fail_with_reference(record, self.number_of(checked, found["value_bad"]), text=True)
-        return checked.select(*[f"c{i}" for i in range(len(values))], TICK)
+        return Read(checked.select(*[f"c{i}" for i in range(len(values))], TICK), TICK in position, found["rows"])
 
 
 def _parse(text: Column, typ: str) -> tuple[Column, Column]:
@@ -258,7 +259,8 @@ class _JsonInput(_Input):
         return lines.select(F.col("__id").alias(_ROW), F.col("value").alias("__text"),
                             F.expr("try_parse_json(value)").alias("v"))
 
-    def frame(self) -> DataFrame:
+    def frame(self) -> Read:
+        """Any record may carry a `tick` field: always stamped."""
         records = self.records()
         v = F.col("v")
         is_object = F.expr("schema_of_variant(v)").startswith("OBJECT")
@@ -284,7 +286,6 @@ class _JsonInput(_Input):
                                  tick.alias(TICK)).localCheckpoint(eager=False)
         found = checked.agg(*[F.min(F.when(F.col(c), F.col(_ROW))).alias(c)
                               for c in ("__invalid", "__scalar", "__row_bad")], F.count(F.lit(1)).alias("rows")).first()
-        self.rows = found["rows"]
         if found["__invalid"] is not None:
             raise json_error(self.path, checked.where(F.col(_ROW) == found["__invalid"]).first()["__text"])
         for column in ("__scalar", "__row_bad"):
@@ -296,7 +297,7 @@ class _JsonInput(_Input):
             if column == "__scalar":
                 raise json_object_error(self.path, number, record)
             self.fail_with_reference(record, number, text=False)
-        return checked.select(*[f"c{i}" for i in range(len(values))], TICK)
+        return Read(checked.select(*[f"c{i}" for i in range(len(values))], TICK), True, found["rows"])
 
 
 # ---------------------------------------------------------------------------- Parquet, Delta
@@ -361,7 +362,7 @@ class _ArrowInput(_Input):
                     return None
         return schema, metadata.num_rows
 
-    def frame(self) -> DataFrame:
+    def frame(self) -> Read:
         footer = self.valid_footer()
         raw = self.read(footer[0] if footer is not None else None)
         types = {f.name: f.dataType for f in raw.schema.fields}
@@ -380,26 +381,25 @@ class _ArrowInput(_Input):
                 bad = F.lit(True)
                 values.append(F.lit(None).cast(SPARK_TYPE[typ]))
         tick = F.lit(None).cast("bigint")
-        self.stamped = TICK in types and isinstance(types[TICK], _INTEGRAL)  # any other tick is refused
+        stamped = TICK in types and isinstance(types[TICK], _INTEGRAL)  # any other tick is refused
         if TICK in types:
-            if isinstance(types[TICK], _INTEGRAL):
+            if stamped:
                 tick = F.col(TICK).cast("bigint")
                 bad = bad | (tick < 1)
             else:
                 bad = bad | F.col(TICK).isNotNull()
         if footer is not None:  # every row valid (`valid_footer`): nothing to look for
-            self.rows = footer[1]
-            return raw.select(*[x.alias(f"c{i}") for i, x in enumerate(values)], tick.alias(TICK))
+            return Read(raw.select(*[x.alias(f"c{i}") for i, x in enumerate(values)], tick.alias(TICK)), stamped,
+                        footer[1])
         raw = raw.withColumn(_ROW, F.monotonically_increasing_id())
         checked = raw.select(_ROW, *[F.col(f"`{n}`") for n in types], bad.alias("__row_bad"),
                              *[x.alias(f"__c{i}") for i, x in enumerate(values)],
                              tick.alias("__tick")).localCheckpoint(eager=False)
         found = checked.agg(F.min(F.when(F.col("__row_bad"), F.col(_ROW))).alias("bad"),
                             F.count(F.lit(1)).alias("rows")).first()
-        self.rows = found["rows"]
         if found["bad"] is not None:
             row = checked.where(F.col(_ROW) == found["bad"]).first()
             record = {name: row[name] for name in types}
             self.fail_with_reference(record, self.number_of(checked, found["bad"]), text=False)
-        return checked.select(*[F.col(f"__c{i}").alias(f"c{i}") for i in range(len(values))],
-                              F.col("__tick").alias(TICK))
+        return Read(checked.select(*[F.col(f"__c{i}").alias(f"c{i}") for i in range(len(values))],
+                                   F.col("__tick").alias(TICK)), stamped, found["rows"])
