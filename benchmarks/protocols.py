@@ -9,12 +9,12 @@ evaluator, with each node's work per tick bounded by the network's capacity.
 
 For each protocol (benchmarks/programs/voting_closed.ded, two_phase_commit_closed.ded:
 3 participants, as in the paper; paxos_closed.ded: 3 acceptors, 3 replicas, its
-scalable shape with the p2a and p2b proxy leaders) and each configuration, the base program and the scalable one on 1, 3 and 5
-partitions (`SHAPES`: the paper's decouplings, applied with
-`sparkdedalus.throughput.apply_plan`, the clients outside the scope), it runs growing
-client counts (`--clients`) under `--network capacity=C` (`--capacity`) until the
-throughput stops growing (`throughput.saturate`), each for `--ticks` ticks, and
-measures answered commands per tick over the second half of the run. One JSON object
+scalable shape with the p2a and p2b proxy leaders) and each configuration, the base
+program and the scalable one on 1, 3 and 5 partitions (`SHAPES`: the paper's
+decouplings, applied with `sparkdedalus.throughput.apply_plan`, the clients outside
+the scope), it runs growing client counts (`--clients`) under `--network capacity=C`
+(`--capacity`) until the throughput stops growing (`throughput.saturate`), each for
+`--ticks` ticks, and measures answered commands per tick over the second half of the run. One JSON object
 per configuration on stdout, or in `--out`: protocol, variant, partitions, network,
 participants, ticks, window, the curve (per client count: throughput, bottleneck node
 and its load), peak_throughput and peak_clients, ratio (peak over the base's peak),
