@@ -94,8 +94,8 @@ def test_safe_and_live_under_random_delays_and_a_proposer_crash(both, failures, 
 
 
 def test_faults_one_crash_anywhere_breaks_no_agreement(capsys):
-    # a proposer, a p2a proxy, the p2b proxies of slots 5 (p0) and 1-4 (p1), or a
-    # partition of each acceptor, once, at any tick 1..14
+    # a proposer, a p2a proxy, p1's p2b proxies p1 (slots 1-3 hash to it) and p0 (idle
+    # here), or a partition of each acceptor, once, at any tick 1..14
     nodes = "p1,p2,p1/p2a_proxy_leaders/p0,p1/p2b_proxy_leaders/p0,p1/p2b_proxy_leaders/p1,a1/p0,a2/p1,a3/p2"
     assert main(["faults", SCALABLE, SAFETY, "--nodes", nodes, "--eot", "14", "--eff", "0", "--crashes", "1",
                  "--engine", "reference", "--search", "all", "--quiet"]) == 0
