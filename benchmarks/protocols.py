@@ -9,12 +9,12 @@ evaluator, with each node's work per tick bounded by the network's capacity.
 
 For each protocol (benchmarks/programs/voting_closed.ded, two_phase_commit_closed.ded:
 3 participants, as in the paper; paxos_closed.ded: 3 acceptors, 3 replicas, its
-scalable shape without the p2b proxy leaders) and each configuration, the base program and the scalable one on 1, 3 and 5
-partitions (`SHAPES`: the paper's decouplings, applied with
-`sparkdedalus.throughput.apply_plan`, the clients outside the scope), it runs growing
-client counts (`--clients`) under `--network capacity=C` (`--capacity`) until the
-throughput stops growing (`throughput.saturate`), each for `--ticks` ticks, and
-measures answered commands per tick over the second half of the run. One JSON object
+scalable shape with the p2a and p2b proxy leaders) and each configuration, the base
+program and the scalable one on 1, 3 and 5 partitions (`SHAPES`: the paper's
+decouplings, applied with `sparkdedalus.throughput.apply_plan`, the clients outside
+the scope), it runs growing client counts (`--clients`) under `--network capacity=C`
+(`--capacity`) until the throughput stops growing (`throughput.saturate`), each for
+`--ticks` ticks, and measures answered commands per tick over the second half of the run. One JSON object
 per configuration on stdout, or in `--out`: protocol, variant, partitions, network,
 participants, ticks, window, the curve (per client count: throughput, bottleneck node
 and its load), peak_throughput and peak_clients, ratio (peak over the base's peak),
@@ -69,12 +69,14 @@ def two_phase_commit_plan(program, k: int) -> tuple:
 
 
 def paxos_plan(program, k: int) -> tuple:
-    """ScalablePaxos as far as the rewrites derive it (docs/protocols.md, "ScalablePaxos";
-    examples/protocols/paxos_scalable.ded): the p2a proxy leaders (the p2a sends) leave
-    the proposer, and they and the acceptors run on k partitions (the acceptors partially
-    partitioned by slot, a coordinator each); no p2b proxy leaders."""
+    """ScalablePaxos (docs/protocols.md, "ScalablePaxos"; examples/protocols/paxos_scalable.ded):
+    the p2a proxy leaders (the p2a sends) and the p2b proxy leaders (the p2b collection)
+    leave the proposer, and they and the acceptors run on k partitions, by slot (the
+    acceptors partially partitioned, a coordinator each)."""
     return (Step("decouple", "proposer", ("p2a",), "p2a_proxy_leaders"),
-            Step("partition", "p2a_proxy_leaders", partitions=k), Step("partition", "acceptor", partitions=k))
+            Step("decouple", "proposer", ("accepted_by", "accepts", "chosen", "decide", "announced"),
+                 "p2b_proxy_leaders"),
+            *(Step("partition", c, partitions=k) for c in ("p2a_proxy_leaders", "p2b_proxy_leaders", "acceptor")))
 
 
 #: protocol -> (program file, the components in the rewrites' scope, the scalable plan for k partitions)

@@ -68,7 +68,7 @@ def run_once(spark, jobs, protocol: str, partitions: int, clients: int, ticks: i
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--protocols", default="voting,2pc",
-                        help="voting, 2pc, paxos (comma-separated; Paxos without its p2b proxies)")
+                        help="voting, 2pc, paxos (comma-separated)")
     parser.add_argument("--partitions", type=int, default=5, help="partitions of each scalable component")
     parser.add_argument("--clients", default="10,100,1000", help="client counts (at most 1000)")
     parser.add_argument("--ticks", type=int, default=100)

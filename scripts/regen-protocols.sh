@@ -22,9 +22,12 @@ cd "$ROOT"
     --out examples/protocols/two_phase_commit_scalable.ded
 
 # MultiPaxos: the p2a proxy leaders (functional decoupling of the proposer's p2a sends)
-# on 3 partitions by slot, and the acceptors partially partitioned by slot (B.3) on 3
-# partitions, each acceptor's ballot replicated and its p1a ordered by a coordinator,
-# its p1b sealed per partition (B.4). No p2b proxy leaders: no decoupling of the p2b
-# collection applies (docs/protocols.md, "ScalablePaxos")
+# and the p2b proxy leaders (mutually independent decoupling of the proposer's p2b
+# collection: the p2b carries the command and a rejection is a nack of its own, which the
+# proposer reads), each on 3 partitions by slot, and the acceptors partially partitioned
+# by slot (B.3) on 3 partitions, each acceptor's ballot replicated and its p1a ordered by
+# a coordinator, its p1b sealed per partition (B.4) (docs/protocols.md, "ScalablePaxos")
 "$SD" rewrite examples/protocols/paxos.ded --decouple proposer:p2a:p2a_proxy_leaders \
-    --partition p2a_proxy_leaders:3 --partition acceptor:3 --out examples/protocols/paxos_scalable.ded
+    --decouple proposer:accepted_by,accepts,committed,decide,announced:p2b_proxy_leaders \
+    --partition p2a_proxy_leaders:3 --partition p2b_proxy_leaders:3 --partition acceptor:3 \
+    --out examples/protocols/paxos_scalable.ded

@@ -28,7 +28,7 @@ def checked(spark, program, ticks: int, spec: str):
 def test_both_campaign_p1_crashes_delays_and_an_omission(spark):
     # both campaign at tick 1; p1 crashes at 2; p2's p1a to a1 is lost, so p2 leads on
     # a2's and a3's promises alone; delays of 1 or 2 ticks: x and y executed by tick 7
-    found, last = checked(spark, paxos(BOTH_AT_ONCE), 7, "delay=uniform(1,2),seed=24,crash=p1@2,omit=p2>a1@1")
+    found, last = checked(spark, paxos(BOTH_AT_ONCE), 7, "delay=uniform(1,2),seed=412,crash=p1@2,omit=p2>a1@1")
     assert found == []
     assert last["leader"] == {("p2", 12)}
     assert last["executed"] == {(r, s, c) for r in REPLICAS for s, c in ((1, "x"), (2, "y"))}
@@ -37,7 +37,7 @@ def test_both_campaign_p1_crashes_delays_and_an_omission(spark):
 @pytest.mark.slow
 def test_the_same_with_another_omission_to_the_end(spark):
     # p2's p1a to a3 lost instead, other delays: all three commands executed by tick 10
-    found, last = checked(spark, paxos(BOTH_AT_ONCE), 10, "delay=uniform(1,2),seed=0,crash=p1@2,omit=p2>a3@1")
+    found, last = checked(spark, paxos(BOTH_AT_ONCE), 10, "delay=uniform(1,2),seed=3,crash=p1@2,omit=p2>a3@1")
     assert found == []
     assert last["leader"] == {("p2", 12)}
     assert last["executed"] == {(r, s, c) for r in REPLICAS for s, c in ((1, "x"), (2, "y"), (3, "z"))}
@@ -62,11 +62,11 @@ def test_the_checks_say_unsafe_on_the_engine_too(spark):
 
 @pytest.mark.slow
 def test_the_scalable_program_matches_the_reference(spark):
-    # examples/protocols/paxos_scalable.ded (p2a proxies, partitioned acceptors with their
-    # coordinators and sealed p1b): both campaign, p1 crashes at 2, p2's p1a to a3 lost,
+    # examples/protocols/paxos_scalable.ded (p2a and p2b proxies, partitioned acceptors with
+    # their coordinators and sealed p1b): both campaign, p1 crashes at 2, p2's p1a to a3 lost,
     # delays of 1 or 2 ticks; by tick 15, r2 and r3 have executed x, y and z
     text = open(SCALABLE).read().replace(*BOTH_AT_ONCE)
-    found, last = checked(spark, Program.parse(text), 15, "delay=uniform(1,2),seed=19,crash=p1@2,omit=p2>a3@1")
+    found, last = checked(spark, Program.parse(text), 15, "delay=uniform(1,2),seed=5,crash=p1@2,omit=p2>a3@1")
     assert found == []
     assert {(r, s, c) for r, s, c in last["executed"] if r != "r1"} == \
         {(r, s, c) for r in ("r2", "r3") for s, c in ((1, "x"), (2, "y"), (3, "z"))}

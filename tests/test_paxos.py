@@ -48,7 +48,7 @@ def test_p1_leads_first_then_p2_preempts_it(default_run):
     assert {t for t in leaders if ("p1", 11) in leaders[t]} == {3, 4, 5, 6}
     assert {t for t in leaders if ("p2", 12) in leaders[t]} == set(range(6, 13))
     assert all(leaders[t] <= {("p1", 11), ("p2", 12)} for t in leaders)
-    # p1 learns of 12 from the p2b of its slot 3 at tick 7, and does not retry: p2 runs
+    # p1 learns of 12 from the nack of its slot 3 at tick 7, and does not retry: p2 runs
     assert {t for t, r in history(default_run, "ousted").items() if r == {("p1", 11, 12)}} == set(range(7, 13))
     assert all(rows(default_run, "ballot", t) == {("p1", 11), ("p2", 12)} for t in range(4, 13))
     promised = history(default_run, "promised")
