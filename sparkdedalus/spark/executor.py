@@ -130,7 +130,7 @@ class Executor:
         self._fixpoint_in_pack = False
         start, current, news = self._start(tick, previous)
         stratum_packs = []
-        settled = []  # the Arrow fixpoint's facts: materialised, and new (see _recursive)
+        settled = []  # the Arrow fixpoint's facts: new, materialised or computed by the pack (_recursive)
         iterations = 0
         for stratum in self.program.strata:
             rules = self.plan.rule_order[stratum.index]
@@ -142,7 +142,7 @@ class Executor:
                                                                 self.plan.read_after(names, stratum))
                 iterations += rounds
                 parts = [self.layout.part_sql(n, STATE, self.sql.name(found[n])) for n in names]
-                if arrow_only:  # materialised already: no checkpoint, and no distinct in the pack
+                if arrow_only:  # the Arrow fixpoint's: no stratum checkpoint, and no distinct in the pack
                     settled.append(self.layout.home_copies_sql(self.sql.name(self.sql.union(parts))))
                     for n in names:
                         current[n] = self._grown(n, current[n], found[n])
