@@ -60,7 +60,7 @@ from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.rewrite.decouplings import new_name
 from sparkdedalus.rewrite.scope import relayed
 from sparkdedalus.throughput.closed_loop import COMMITTED
-from sparkdedalus.throughput.measure import Measurement, saturate
+from sparkdedalus.throughput.measure import Measurement, reference, saturate
 from sparkdedalus.throughput.plan import Step, apply_plan
 
 #: plateau moves (same throughput, less work on the bottleneck component) allowed in a row
@@ -93,7 +93,7 @@ class Plan:
 class Result:
     plan: Plan  # the best found
     base: Plan
-    tried: int  # plans simulated
+    tried: int  # plans simulated (each once)
     seconds: float
 
     def to_json(self) -> dict:
@@ -106,22 +106,27 @@ class Result:
 
 
 def optimize(program, budget: int, clients: int = 64, network: Network | None = None, ticks: int = 100,
-             max_partitions: int = 5) -> Result:
-    """The best plan found for `program` within `budget` machines (module doc)."""
+             max_partitions: int = 5, simulate=reference) -> Result:
+    """The best plan found for `program` within `budget` machines (module doc),
+    each plan measured on `simulate` (a simulator, `sparkdedalus.traffic`)."""
     started = time.perf_counter()
     outside = {r.component for r in program.rules if r.head.name == COMMITTED}
     scope = tuple(c for c in program.components if c not in outside)
     counts = tuple(sorted({max(1, clients >> i) for i in range(4)}))  # N/8, N/4, N/2, N
 
-    def peak(program) -> Measurement:
-        return max(saturate(program, counts, network, ticks), key=lambda m: m.throughput)
+    peaks = {}  # steps -> the plan's peak: each plan is simulated once (the search may come back to it)
 
-    first = peak(program)
+    def peak(steps, program) -> Measurement:
+        if steps not in peaks:
+            peaks[steps] = max(saturate(program, counts, network, ticks, simulate), key=lambda m: m.throughput)
+        return peaks[steps]
+
+    first = peak((), program)
     base = Plan((), program, dict(Counter(c for c in first.components.values() if c)), first, scope)
     if base.machines > budget:
         raise ValueError(f"the program as written already runs on {base.machines} machines, over the budget "
                          f"of {budget}")
-    tried, current, best, plateau = 1, base, base, PLATEAU
+    current, best, plateau = base, base, PLATEAU
     while True:
         component = current.measurement.components.get(current.measurement.bottleneck)
         found = []
@@ -133,8 +138,7 @@ def optimize(program, budget: int, clients: int = 64, network: Network | None = 
                 program, _ = apply_plan(base.program, steps, base.scope, partial=False)
             except RewriteError:
                 continue
-            found.append(Plan(steps, program, machines, peak(program), base.scope))
-            tried += 1
+            found.append(Plan(steps, program, machines, peak(steps, program), base.scope))
         if not found:
             break
         now = current.throughput
@@ -150,8 +154,8 @@ def optimize(program, budget: int, clients: int = 64, network: Network | None = 
         current = pick
         if current.throughput > best.throughput * (1 + TRIM):
             best = current
-    best, trimmed = _trim(best, base, peak)
-    return Result(best, base, tried + trimmed, time.perf_counter() - started)
+    best = _trim(best, base, peak)
+    return Result(best, base, len(peaks), time.perf_counter() - started)
 
 
 def _rounded(throughput: float) -> int:
@@ -210,19 +214,17 @@ def _machines(counts: dict, steps) -> dict:
     return counts
 
 
-def _trim(best: Plan, base: Plan, peak) -> tuple:
+def _trim(best: Plan, base: Plan, peak) -> Plan:
     """`best` with each partition count lowered to the least that keeps its
-    throughput (within `TRIM`); (the plan, the plans simulated)."""
-    tried = 0
+    throughput (within `TRIM`); `peak(steps, program)` measures a plan."""
     for i, step in enumerate(best.steps):
         if step.kind != "partition":
             continue
         for k in range(2, step.partitions):
             steps = best.steps[:i] + (replace(step, partitions=k),) + best.steps[i + 1:]
             program, _ = apply_plan(base.program, steps, base.scope, partial=False)
-            m = peak(program)
-            tried += 1
+            m = peak(steps, program)
             if m.throughput >= best.throughput * (1 - TRIM):
                 best = Plan(steps, program, _machines(base.counts, steps), m, base.scope)
                 break
-    return best, tried
+    return best
