@@ -69,7 +69,6 @@ def test_the_command_prints_the_plan_as_text(capsys):
 @pytest.mark.parametrize("args, message", [
     (["--budget", "0"], "--budget: expected an integer >= 1"),
     (["--budget", "3"], "already runs on 4 machines, over the budget of 3"),
-    (["--budget", "8", "--engine", "spark"], "--engine spark: optimize simulates on the reference engine only"),
     (["--budget", "8", "--capacity", "0"], "--capacity: expected an integer >= 1"),
     (["--budget", "8", "--clients", "x"], "--clients: expected an integer"),
 ])
