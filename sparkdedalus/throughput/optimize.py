@@ -4,7 +4,9 @@ docs/protocols.md).
 
 From the program as written, each round measures the current plan at its
 peak (`measure.saturate` over N/8, N/4, N/2 and N clients, under the
-network's capacity: the best throughput, and its bottleneck) and takes the
+network's capacity: the best throughput, and its bottleneck; on the reference
+evaluator, or on the simulator given, e.g. the Spark engine's; each plan
+simulated once) and takes the
 component of the bottleneck node. It tries every move on that component the
 analyses allow, skipping those over the budget:
 
@@ -14,11 +16,13 @@ analyses allow, skipping those over the budget:
   they read what the clients send: the component then only relays it, as
   `rewrite --auto` does;
 - partitioning it on 2..`max_partitions` partitions (more partitions, in
-  place of the earlier step, when it is partitioned already).
+  place of the earlier step, when it is partitioned already), with partial
+  partitioning and a coordinator where the policy asks for it.
 
-Machines are counted per component: the base's nodes (those the measurement
-sees, the clients excepted); a decoupling adds as many nodes as its component
-has, K partitions multiply them by K. The move kept is the one with the most
+Machines are counted per component (`machine_counts`): the base's nodes
+(those the measurement sees, the clients excepted); a decoupling adds as many
+nodes as its component has, K partitions multiply them by K, and a
+coordinator adds one per location. The move kept is the one with the most
 throughput (then the fewest machines) when some move raises it by more than
 `TOLERANCE`; else, at most `PLATEAU` rounds in a row, the one with the
 fewest machines (then the least work left) among those that keep the
@@ -58,6 +62,7 @@ from sparkdedalus.network import Network
 from sparkdedalus.rewrite import RewriteError
 from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.rewrite.decouplings import new_name
+from sparkdedalus.rewrite.partial_partition import coordinator_of
 from sparkdedalus.rewrite.scope import relayed
 from sparkdedalus.throughput.closed_loop import COMMITTED
 from sparkdedalus.throughput.measure import Measurement, reference, saturate
@@ -131,12 +136,12 @@ def optimize(program, budget: int, clients: int = 64, network: Network | None = 
         component = current.measurement.components.get(current.measurement.bottleneck)
         found = []
         for steps in _moves(current, component, max_partitions):
-            machines = _machines(base.counts, steps)
-            if sum(machines.values()) > budget:
-                continue
             try:
-                program, _ = apply_plan(base.program, steps, base.scope, partial=False)
+                program, _ = apply_plan(base.program, steps, base.scope)
             except RewriteError:
+                continue
+            machines = machine_counts(base.counts, steps, program)
+            if sum(machines.values()) > budget:
                 continue
             found.append(Plan(steps, program, machines, peak(steps, program), base.scope))
         if not found:
@@ -203,14 +208,21 @@ def _scope(plan: Plan) -> tuple:
     return plan.scope + tuple(s.name for s in plan.steps if s.kind == "decouple")
 
 
-def _machines(counts: dict, steps) -> dict:
-    """component -> its machines after `steps`, from the base's `counts`."""
+def machine_counts(counts: dict, steps, program) -> dict:
+    """component -> its machines in `program`, the plan `steps` applied to a
+    base whose components have `counts` machines: a decoupling's new
+    component has as many as the one it leaves, K partitions multiply a
+    component's by K, and partial partitioning's coordinator, when it adds one
+    (`rewrite.partial_partition`), has one per location of the component."""
     counts = dict(counts)
     for step in steps:
         if step.kind == "decouple":
             counts[step.name] = counts.get(step.component, 1)
-        else:
-            counts[step.component] = counts.get(step.component, 1) * step.partitions
+            continue
+        located = counts.get(step.component, 1)
+        counts[step.component] = located * step.partitions
+        if coordinator_of(step.component) in program.components:
+            counts[coordinator_of(step.component)] = located
     return counts
 
 
@@ -222,9 +234,9 @@ def _trim(best: Plan, base: Plan, peak) -> Plan:
             continue
         for k in range(2, step.partitions):
             steps = best.steps[:i] + (replace(step, partitions=k),) + best.steps[i + 1:]
-            program, _ = apply_plan(base.program, steps, base.scope, partial=False)
+            program, _ = apply_plan(base.program, steps, base.scope)
             m = peak(steps, program)
             if m.throughput >= best.throughput * (1 - TRIM):
-                best = Plan(steps, program, _machines(base.counts, steps), m, base.scope)
+                best = Plan(steps, program, machine_counts(base.counts, steps, program), m, base.scope)
                 break
     return best
