@@ -43,7 +43,7 @@ class Simulator:
 
 def traffic(run, network: Network, relation: str, at) -> Traffic:
     """The messages of `run` (ran under `network`, every pack kept) and the
-    facts of `relation` at the ticks `at`, with one Spark job."""
+    facts of `relation` at the ticks `at`, in one query collected once."""
     loop, ticks = run.driver.loop, run.ticks
     layout = loop.layout
     dst = Queues(layout, network, run.program).printed(0)
