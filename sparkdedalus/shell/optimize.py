@@ -54,7 +54,7 @@ def add_parser(commands) -> None:
     parser.set_defaults(handler=handle, ui=False)
 
 
-def render(result, files, network: str, engine: str = "reference") -> str:
+def render(result, files, network: str, engine: str) -> str:
     plan, base = result.plan, result.base
     m = plan.measurement
     ratio = f", {plan.throughput / base.throughput:.2f}x" if base.throughput else ""
