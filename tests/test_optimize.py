@@ -4,7 +4,9 @@ plan found is at least as fast (simulated) as a deliberately poor plan of the
 same budget, partitioning the participants, which are not the bottleneck (the
 leader handles 2n + 2 = 8 messages a command, a participant 2); it keeps the
 budget; its JSON has the documented keys; `--out` writes a program that
-simulates at the throughput printed; bad options are one line, exit 2. No Spark."""
+simulates at the throughput printed; bad options are one line, exit 2; the
+machines of a plan, a partially partitioned component's coordinator
+included, are the nodes its run uses. No Spark."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from sparkdedalus import Program
 from sparkdedalus.network import Network
 from sparkdedalus.shell.cli import main
 from sparkdedalus.throughput import Step, apply_plan, measure
-from sparkdedalus.throughput.optimize import optimize
+from sparkdedalus.throughput.optimize import machine_counts, optimize
 from test_benchmarks_smoke import REPO
 
 PROGRAMS = REPO / "benchmarks" / "programs"
@@ -69,7 +71,6 @@ def test_the_command_prints_the_plan_as_text(capsys):
 @pytest.mark.parametrize("args, message", [
     (["--budget", "0"], "--budget: expected an integer >= 1"),
     (["--budget", "3"], "already runs on 4 machines, over the budget of 3"),
-    (["--budget", "8", "--engine", "spark"], "--engine spark: optimize simulates on the reference engine only"),
     (["--budget", "8", "--capacity", "0"], "--capacity: expected an integer >= 1"),
     (["--budget", "8", "--clients", "x"], "--clients: expected an integer"),
 ])
@@ -97,3 +98,49 @@ def test_on_paxos_it_finds_the_p2b_proxy_leader():
     assert [s.option() for s in result.plan.steps] == [
         "--decouple proposer:accepted_by,accepts,chosen,decide,announced:proposer_2"]
     assert result.plan.throughput == pytest.approx(4 / 6) and result.plan.machines == 8
+
+
+#: a front relaying the clients' requests to a backend w, and sending it a limit at tick 1;
+#: the backend keeps the limit (conf, on every partition) and answers the jobs above it
+#: (keyed by command): its distribution policy is partial, the limit ordered by a coordinator
+FRONT = """component client { .persist committed
+  request(S, K, C)@async :- client(C, S, K)@T, T == K + 4;
+  committed(C, X) :- done(C, X);
+  request(S, X + 1000, C)@async :- done(C, X), client(C, S, _); }
+component front { job(W, X, S, C)@async :- request(S, X, C), backend(S, W);
+  done(C, X)@async :- finished(S, X, C);
+  limit(W, 0)@async :- backend(S, W)@T, T == 1; }
+component backend { .persist conf
+  conf(W, V) :- limit(W, V);
+  ok(W, X, S, C) :- job(W, X, S, C), conf(W, V), X > V;
+  finished(S, X, C)@async :- ok(W, X, S, C); }
+client("c1", "s", 1); backend("s", "w");
+"""
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_a_partially_partitioned_component_counts_its_coordinator(k):
+    """On K partitions the backend runs on w/p0 .. w/pK-1 and its coordinator
+    w/coord, which takes the limit in and sends it to every partition: K + 1
+    nodes, K + 2 machines with the front s, the nodes the run uses."""
+    program = Program.parse(FRONT)
+    base = measure(program, 2, NETWORK, 16)
+    assert base.components == {"s": "front", "w": "backend"}
+    steps = (Step("partition", "backend", partitions=k),)
+    rewritten, notes = apply_plan(program, steps, ("front", "backend"))
+    assert "ordered by a coordinator" in notes[-1]
+    m = measure(rewritten, 2, NETWORK, 16)
+    assert sorted(m.load) == sorted(["s", "w/coord", *(f"w/p{i}" for i in range(k))])
+    assert m.throughput == base.throughput  # nothing lost: the clients start once the limit is applied
+    counts = machine_counts({"front": 1, "backend": 1}, steps, rewritten)
+    assert counts == {"front": 1, "backend": k, "backend_coord": 1} and sum(counts.values()) == m.machines == k + 2
+
+
+def test_a_partitioning_without_coordination_counts_no_coordinator():
+    """Voting's participants partition by ballot (co-hashing): 3 participants on
+    2 partitions are 6 machines, and the leader: 7, no coordinator."""
+    program = Program.from_files(str(PROGRAMS / "voting_closed.ded"))
+    steps = (Step("partition", "participant", partitions=2),)
+    rewritten, _ = apply_plan(program, steps, CASES["voting_closed.ded"])
+    counts = machine_counts({"leader": 1, "participant": 3}, steps, rewritten)
+    assert counts == {"leader": 1, "participant": 6} and measure(rewritten, 2, NETWORK, 16).machines == 7

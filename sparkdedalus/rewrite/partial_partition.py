@@ -62,6 +62,15 @@ METHOD = "partial"
 COORD = "/coord"
 
 
+def coordinator_of(component: str) -> str:
+    """The component of `component`'s coordinator (one node per location).
+
+    >>> coordinator_of("acceptor")
+    'acceptor_coord'
+    """
+    return f"{component}_coord"
+
+
 def policy(program, component: str):
     """The component's `DistributionPolicy`, the counting rules of its sealed
     outputs left out (`sealing`, B.4.2); a `ValueError` names an unknown component."""
@@ -118,7 +127,7 @@ def partial_partition(program, component: str, n: int) -> Program:
                                "cannot order it")
         if name in persisted:
             raise RewriteError(f"the replicated input {name} is persisted: the coordinator orders arrivals only")
-    coordinator = f"{component}_coord"
+    coordinator = coordinator_of(component)
     rules, facts = spread(program, component, n, found, {q: f"{q}_sealed" for q in buffered})
     rules, receiving = seal_partitions(rules, component, sealed, n)
     for s in sealed:
@@ -192,7 +201,7 @@ def _coordinator(c: str, broadcast, arity: dict, n: int) -> list:
             rule(atom(commit, "Lp", "T"), atom(open_, "Lc", "T"), neg(atom(missing, "Lc", "T")),
                  atom(part, "Lc", "Lp"), delivery="async"),
             rule(atom(done, "Lc", "T"), atom(open_, "Lc", "T"), neg(atom(missing, "Lc", "T")), delivery="next")]
-    return [(f"{c}_coord", stmt) for stmt in out]
+    return [(coordinator_of(c), stmt) for stmt in out]
 
 
 def _partition_side(c: str, broadcast, buffered, arity: dict, persisted: dict) -> list:

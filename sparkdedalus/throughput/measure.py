@@ -1,8 +1,10 @@
 """What a closed-loop program completes per tick, and where the work piles up.
 
-`measure` runs a program (reference evaluator, with its garbage collection,
-docs/gc.md: the collected state must change no message) with N clients
-(`closed_loop.client_rows`) for T ticks and reads, over the steady window
+`measure` runs a program with its garbage collection (docs/gc.md: the
+collected state must change no message) and N clients
+(`closed_loop.client_rows`) for T ticks, on a simulator (`sparkdedalus.traffic`:
+`reference`, the reference evaluator, by default; the Spark engine's is
+`spark.traffic.Simulator`), and reads from its traffic, over the steady window
 (T/2, T]: the throughput, answered commands per tick (the growth of
 `committed` over the window, divided by its length); each node's load, the
 messages it sends and takes in per tick in the window, the clients excepted
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 
 from sparkdedalus.network import Network
 from sparkdedalus.throughput.closed_loop import COMMITTED, client_rows
+from sparkdedalus.traffic import Traffic
 from udfs.registry import spark_string
 
 #: a larger client count must raise the throughput by more than this share to count as growth
@@ -58,41 +61,55 @@ class Measurement:
                 "bottleneck_load": self.load.get(self.bottleneck, 0.0), "machines": self.machines}
 
 
-def measure(program, clients: int, network: Network | None = None, ticks: int = 100) -> Measurement:
-    """Run `program` with `clients` closed-loop clients under `network` for `ticks` ticks."""
+def reference(program, ticks: int, network: Network | None, edb: dict, relation: str, at) -> Traffic:
+    """The simulator of the reference evaluator (`sparkdedalus.traffic`)."""
     from sparkdedalus.reference import run
+    trace = run(program, ticks, network=network, edb=edb, gc=True)
+    queued = trace.network.capacity is not None
+    messages = Counter()
+    for m in trace.messages:
+        taken = m.arrival if m.arrival is not None and m.arrival <= ticks else None
+        hop = (m.relation, spark_string(m.src), spark_string(m.row[0]), m.send_tick, m.left if queued else m.send_tick,
+               taken)
+        messages[hop] += 1
+    return Traffic(dict(messages), {t: len(trace.relation(relation, t)) for t in at})
+
+
+def measure(program, clients: int, network: Network | None = None, ticks: int = 100,
+            simulate=reference) -> Measurement:
+    """Run `program` with `clients` closed-loop clients under `network` for
+    `ticks` ticks on `simulate` (a simulator, `sparkdedalus.traffic`)."""
     if not (isinstance(ticks, int) and ticks >= 2):
         raise ValueError(f"ticks must be an integer >= 2, not {ticks!r}")
     edb = client_rows(program, clients)
-    trace = run(program, ticks, network=network, edb=edb, gc=True)
     start = ticks // 2
+    traffic = simulate(program, ticks, network, edb, COMMITTED, (start, ticks))
     outside = {spark_string(row[0]) for rows in edb.values() for row in rows}
     outside |= {spark_string(f.row[0]) for f in program.facts if f.atom.name in edb}
     senders = {r.head.name: r.component for r in program.rules_of("async")}
     count, nodes, components = Counter(), set(), {}
-    for m in trace.messages:
-        src, dst = spark_string(m.src), spark_string(m.row[0])
+    # in the order derived: a node's component is that of the first message it sends
+    for (relation, src, dst, _, left, taken), n in sorted(traffic.messages.items(), key=lambda m: (m[0][3], m[0][0])):
         nodes |= {src, dst}
-        components.setdefault(src, senders[m.relation])
-        left = m.send_tick if trace.network.capacity is None else m.left  # None: still queued
+        components.setdefault(src, senders[relation])
         if left is not None and start < left <= ticks:
-            count[src] += 1
-        if m.arrival is not None and start < m.arrival <= ticks:
-            count[dst] += 1
+            count[src] += n
+        if taken is not None and start < taken <= ticks:
+            count[dst] += n
     width = ticks - start
     load = {node: count[node] / width for node in sorted(nodes - outside)}
     bottleneck = max(load, key=load.get, default=None)  # load is in name order: ties go to the first
-    done = len(trace.relation(COMMITTED, ticks)) - len(trace.relation(COMMITTED, start))
+    done = traffic.sizes[ticks] - traffic.sizes[start]
     return Measurement(clients, ticks, (start, ticks), done / width, load, bottleneck, len(nodes - outside),
                        {node: components.get(node) for node in load})
 
 
-def saturate(program, counts, network: Network | None = None, ticks: int = 100) -> list:
+def saturate(program, counts, network: Network | None = None, ticks: int = 100, simulate=reference) -> list:
     """`measure` at each of the increasing client `counts`, until two in a row
     raise the best throughput so far by no more than `GROWTH`."""
     curve, best, flat = [], 0.0, 0
     for n in counts:
-        m = measure(program, n, network, ticks)
+        m = measure(program, n, network, ticks, simulate)
         curve.append(m)
         flat = flat + 1 if m.throughput <= best * (1 + GROWTH) else 0
         best = max(best, m.throughput)

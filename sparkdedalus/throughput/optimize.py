@@ -4,7 +4,9 @@ docs/protocols.md).
 
 From the program as written, each round measures the current plan at its
 peak (`measure.saturate` over N/8, N/4, N/2 and N clients, under the
-network's capacity: the best throughput, and its bottleneck) and takes the
+network's capacity: the best throughput, and its bottleneck; on the reference
+evaluator, or on the simulator given, e.g. the Spark engine's; each plan
+simulated once) and takes the
 component of the bottleneck node. It tries every move on that component the
 analyses allow, skipping those over the budget:
 
@@ -14,11 +16,13 @@ analyses allow, skipping those over the budget:
   they read what the clients send: the component then only relays it, as
   `rewrite --auto` does;
 - partitioning it on 2..`max_partitions` partitions (more partitions, in
-  place of the earlier step, when it is partitioned already).
+  place of the earlier step, when it is partitioned already), with partial
+  partitioning and a coordinator where the policy asks for it.
 
-Machines are counted per component: the base's nodes (those the measurement
-sees, the clients excepted); a decoupling adds as many nodes as its component
-has, K partitions multiply them by K. The move kept is the one with the most
+Machines are counted per component (`machine_counts`): the base's nodes
+(those the measurement sees, the clients excepted); a decoupling adds as many
+nodes as its component has, K partitions multiply them by K, and a
+coordinator adds one per location. The move kept is the one with the most
 throughput (then the fewest machines) when some move raises it by more than
 `TOLERANCE`; else, at most `PLATEAU` rounds in a row, the one with the
 fewest machines (then the least work left) among those that keep the
@@ -58,9 +62,10 @@ from sparkdedalus.network import Network
 from sparkdedalus.rewrite import RewriteError
 from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.rewrite.decouplings import new_name
+from sparkdedalus.rewrite.partial_partition import coordinator_of
 from sparkdedalus.rewrite.scope import relayed
 from sparkdedalus.throughput.closed_loop import COMMITTED
-from sparkdedalus.throughput.measure import Measurement, saturate
+from sparkdedalus.throughput.measure import Measurement, reference, saturate
 from sparkdedalus.throughput.plan import Step, apply_plan
 
 #: plateau moves (same throughput, less work on the bottleneck component) allowed in a row
@@ -93,7 +98,7 @@ class Plan:
 class Result:
     plan: Plan  # the best found
     base: Plan
-    tried: int  # plans simulated
+    tried: int  # plans simulated (each once)
     seconds: float
 
     def to_json(self) -> dict:
@@ -106,35 +111,39 @@ class Result:
 
 
 def optimize(program, budget: int, clients: int = 64, network: Network | None = None, ticks: int = 100,
-             max_partitions: int = 5) -> Result:
-    """The best plan found for `program` within `budget` machines (module doc)."""
+             max_partitions: int = 5, simulate=reference) -> Result:
+    """The best plan found for `program` within `budget` machines (module doc),
+    each plan measured on `simulate` (a simulator, `sparkdedalus.traffic`)."""
     started = time.perf_counter()
     outside = {r.component for r in program.rules if r.head.name == COMMITTED}
     scope = tuple(c for c in program.components if c not in outside)
     counts = tuple(sorted({max(1, clients >> i) for i in range(4)}))  # N/8, N/4, N/2, N
 
-    def peak(program) -> Measurement:
-        return max(saturate(program, counts, network, ticks), key=lambda m: m.throughput)
+    peaks = {}  # steps -> the plan's peak: each plan is simulated once (the search may come back to it)
 
-    first = peak(program)
+    def peak(steps, program) -> Measurement:
+        if steps not in peaks:
+            peaks[steps] = max(saturate(program, counts, network, ticks, simulate), key=lambda m: m.throughput)
+        return peaks[steps]
+
+    first = peak((), program)
     base = Plan((), program, dict(Counter(c for c in first.components.values() if c)), first, scope)
     if base.machines > budget:
         raise ValueError(f"the program as written already runs on {base.machines} machines, over the budget "
                          f"of {budget}")
-    tried, current, best, plateau = 1, base, base, PLATEAU
+    current, best, plateau = base, base, PLATEAU
     while True:
         component = current.measurement.components.get(current.measurement.bottleneck)
         found = []
         for steps in _moves(current, component, max_partitions):
-            machines = _machines(base.counts, steps)
-            if sum(machines.values()) > budget:
-                continue
             try:
-                program, _ = apply_plan(base.program, steps, base.scope, partial=False)
+                program, _ = apply_plan(base.program, steps, base.scope)
             except RewriteError:
                 continue
-            found.append(Plan(steps, program, machines, peak(program), base.scope))
-            tried += 1
+            machines = machine_counts(base.counts, steps, program)
+            if sum(machines.values()) > budget:
+                continue
+            found.append(Plan(steps, program, machines, peak(steps, program), base.scope))
         if not found:
             break
         now = current.throughput
@@ -150,8 +159,8 @@ def optimize(program, budget: int, clients: int = 64, network: Network | None = 
         current = pick
         if current.throughput > best.throughput * (1 + TRIM):
             best = current
-    best, trimmed = _trim(best, base, peak)
-    return Result(best, base, tried + trimmed, time.perf_counter() - started)
+    best = _trim(best, base, peak)
+    return Result(best, base, len(peaks), time.perf_counter() - started)
 
 
 def _rounded(throughput: float) -> int:
@@ -199,30 +208,35 @@ def _scope(plan: Plan) -> tuple:
     return plan.scope + tuple(s.name for s in plan.steps if s.kind == "decouple")
 
 
-def _machines(counts: dict, steps) -> dict:
-    """component -> its machines after `steps`, from the base's `counts`."""
+def machine_counts(counts: dict, steps, program) -> dict:
+    """component -> its machines in `program`, the plan `steps` applied to a
+    base whose components have `counts` machines: a decoupling's new
+    component has as many as the one it leaves, K partitions multiply a
+    component's by K, and partial partitioning's coordinator, when it adds one
+    (`rewrite.partial_partition`), has one per location of the component."""
     counts = dict(counts)
     for step in steps:
         if step.kind == "decouple":
             counts[step.name] = counts.get(step.component, 1)
-        else:
-            counts[step.component] = counts.get(step.component, 1) * step.partitions
+            continue
+        located = counts.get(step.component, 1)
+        counts[step.component] = located * step.partitions
+        if coordinator_of(step.component) in program.components:
+            counts[coordinator_of(step.component)] = located
     return counts
 
 
-def _trim(best: Plan, base: Plan, peak) -> tuple:
+def _trim(best: Plan, base: Plan, peak) -> Plan:
     """`best` with each partition count lowered to the least that keeps its
-    throughput (within `TRIM`); (the plan, the plans simulated)."""
-    tried = 0
+    throughput (within `TRIM`); `peak(steps, program)` measures a plan."""
     for i, step in enumerate(best.steps):
         if step.kind != "partition":
             continue
         for k in range(2, step.partitions):
             steps = best.steps[:i] + (replace(step, partitions=k),) + best.steps[i + 1:]
-            program, _ = apply_plan(base.program, steps, base.scope, partial=False)
-            m = peak(program)
-            tried += 1
+            program, _ = apply_plan(base.program, steps, base.scope)
+            m = peak(steps, program)
             if m.throughput >= best.throughput * (1 - TRIM):
-                best = Plan(steps, program, _machines(base.counts, steps), m, base.scope)
+                best = Plan(steps, program, machine_counts(base.counts, steps, program), m, base.scope)
                 break
-    return best, tried
+    return best

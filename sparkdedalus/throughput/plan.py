@@ -7,9 +7,9 @@ component into a new one, with the first coordination-free decoupling of
 `rewrite.DECOUPLINGS` whose precondition holds (as `rewrite --decouple`
 picks it), or runs a component on K partitions as `rewrite --partition` does:
 the partitioning rewrite (co-hashing or dependencies), or partial partitioning
-with a coordinator where the policy asks for it (`partial=False` leaves it
-out: `optimize` does). `Step.option` is the `rewrite` option that names the step.
-The scope grows with each decoupling's new component.
+with a coordinator where the policy asks for it (`rewrite.partition_by_policy`).
+`Step.option` is the `rewrite` option that names the step. The scope grows
+with each component a step creates: a decoupling's, a coordinator.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component c { q(S, X, C)@async :- go(C, S, X); }\\n'
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sparkdedalus.rewrite import DECOUPLINGS, RewriteError, Target, partition_by_policy, partitioning
+from sparkdedalus.rewrite import DECOUPLINGS, RewriteError, Target, partition_by_policy
 from sparkdedalus.rewrite.decouple import check_name, select
 
 
@@ -50,16 +50,12 @@ class Step:
         return {"partition": self.component, "partitions": self.partitions}
 
 
-def apply_step(program, step: Step, scope: tuple, partial: bool = True) -> tuple:
+def apply_step(program, step: Step, scope: tuple) -> tuple:
     """(program, notes, scope) after `step`; a `RewriteError` when no
     rewrite applies (or the step names what the program lacks)."""
     if step.kind == "partition":
-        if partial:
-            program, notes = partition_by_policy(program, step.component, step.partitions, scope)
-        else:
-            program, notes = partitioning.apply(program, Target(step.component, partitions=step.partitions,
-                                                                scope=scope))
-        return program, notes, scope
+        rewritten, notes = partition_by_policy(program, step.component, step.partitions, scope)
+        return rewritten, notes, scope + tuple(c for c in rewritten.components if c not in program.components)
     check_name(program, step.name)
     scope = scope + (step.name,)
     target = Target(step.component, select(program, step.component, list(step.rules)), step.name, scope=scope)
@@ -71,12 +67,11 @@ def apply_step(program, step: Step, scope: tuple, partial: bool = True) -> tuple
     raise RewriteError(f"cannot decouple {','.join(step.rules)} from {step.component}: {reasons}")
 
 
-def apply_plan(program, steps, scope: tuple, partial: bool = True) -> tuple:
+def apply_plan(program, steps, scope: tuple) -> tuple:
     """(the program, the notes) after `steps` in order; `scope`: the
-    components the first step may change (the clients are outside it);
-    `partial`: whether a partitioning step may add coordination."""
+    components the first step may change (the clients are outside it)."""
     notes = []
     for step in steps:
-        program, done, scope = apply_step(program, step, tuple(scope), partial)
+        program, done, scope = apply_step(program, step, tuple(scope))
         notes += done
     return program, notes
