@@ -4,8 +4,9 @@ Per tick: the start state (static facts, facts @t, facts carried by @next,
 messages arriving at t, the carried relations' final state) goes through the
 strata, each stratum one SQL text (spark/tick_sql.py) cut by a lazy
 checkpoint, all computed by the tick's job; a recursive stratum runs
-semi-naive (one job per iteration materialises and counts its deltas), or
-component by component in the Arrow fixpoint (spark/fixpoint.py); a lattice
+component by component: a non-recursive one as part of that SQL text, a
+recursive one in the Arrow fixpoint (spark/fixpoint.py, one job) or
+semi-naive (one job per iteration materialises and counts its deltas); a lattice
 keeps the best row of each group. What crosses the tick boundary (the final
 state, @next facts, messages in flight, and under GC the `G` rows the GC rules
 collect) is packed into one frame, `localCheckpoint`ed and counted: one Spark
@@ -35,7 +36,7 @@ from sparkdedalus.spark.fixpoint import ARROW, SETTING
 from sparkdedalus.spark.loader import Loader
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.plan import TickPlan
-from sparkdedalus.spark.sizer import Sizer
+from sparkdedalus.spark.sizer import ROWS_PER_PARTITION, Sizer
 from sparkdedalus.spark.tick_sql import TickSql
 from sparkdedalus.syntax import ast
 
@@ -91,6 +92,17 @@ class LoopState:
 
     packs: dict = field(default_factory=dict)  # tick -> checkpointed pack
     stats: list = field(default_factory=list)
+    found: dict = field(default_factory=dict)  # an Arrow component's relations -> the facts it found when last counted
+
+
+@dataclass
+class Recursion:
+    """What a recursive stratum found (Executor._recursive)."""
+
+    found: dict  # relation -> SQL of its new facts (a non-recursive component's: what its rules derive)
+    iterations: int  # the general loop's iterations (one job each)
+    arrow_only: bool  # the Arrow fixpoint found every fact (no distinct needed in the pack)
+    in_pack: bool  # an Arrow fixpoint only the tick's pack reads: the pack's job computes it
 
 
 class Executor:
@@ -111,7 +123,6 @@ class Executor:
         self._inbox = None  # under a capacity, the tick's inbox (Queues.inbox_sql)
         self._previous = None  # the previous pack's view, in a tick
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
-        self._fixpoint_in_pack = False  # whether the tick's pack computes an Arrow fixpoint (_recursive)
 
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         """Tick `tick`'s pack from the previous one (None at the first tick),
@@ -127,22 +138,23 @@ class Executor:
         started = time.perf_counter()
         self.sizer.start_tick()
         self._pack_views = {}
-        self._fixpoint_in_pack = False
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         settled = []  # the Arrow fixpoint's facts: new, materialised or computed by the pack (_recursive)
-        iterations = 0
+        iterations, in_pack = 0, False  # in_pack: the pack's job computes an Arrow fixpoint
         for stratum in self.program.strata:
             rules = self.plan.rule_order[stratum.index]
             names = sorted({r.head.name for r in rules})
             news_before = dict(news or {})
             if stratum.recursive:
                 with self.names.scope("stratum", stratum.index):
-                    found, rounds, arrow_only = self._recursive(rules, names, current, news, tick, state,
-                                                                self.plan.read_after(names, stratum))
-                iterations += rounds
+                    recursion = self._recursive(rules, names, current, news, tick, state,
+                                                self.plan.read_after(names, stratum))
+                found = recursion.found
+                iterations += recursion.iterations
+                in_pack |= recursion.in_pack
                 parts = [self.layout.part_sql(n, STATE, self.sql.name(found[n])) for n in names]
-                if arrow_only:  # the Arrow fixpoint's: no stratum checkpoint, and no distinct in the pack
+                if recursion.arrow_only:  # the Arrow fixpoint's: no stratum checkpoint, and no distinct in the pack
                     settled.append(self.layout.home_copies_sql(self.sql.name(self.sql.union(parts))))
                     for n in names:
                         current[n] = self._grown(n, current[n], found[n])
@@ -174,7 +186,8 @@ class Executor:
                 current[n] = fresh if base is None else self.sql.union([base, fresh])
                 if n in news_before:
                     news[n] = self.sql.union([news_before[n], fresh])
-        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, state)
+        pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, state,
+                                                         compiled=in_pack)
         incremental = len(self.plan.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
                                      persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled))
@@ -272,35 +285,56 @@ class Executor:
                    for i, atom in enumerate(plan.positive) if atom.name in news]
         return self.sql.union(derived) if derived else None
 
+    def _derive_all(self, rules, names: list, current: dict, news: dict | None, tick: int,
+                    state: LoopState) -> dict:
+        """{relation: [SQL]}: what each of `rules` derives (_derive), by head relation."""
+        derived: dict = {n: [] for n in names}
+        for rule in rules:
+            sql = self._derive(rule, current, news, tick, state)
+            if sql is not None:
+                derived[rule.head.name].append(sql)
+        return derived
+
     def _recursive(self, rules, names: list, current: dict, news: dict | None, tick: int,
-                   state: LoopState, read_after: bool) -> tuple[dict, int, bool]:
-        """A recursive stratum, semi-naive: its relations' new facts (not in
-        `current` before), the number of iterations (jobs), and whether the
-        Arrow fixpoint found them all. With the Arrow fixpoint allowed, the
-        stratum runs component by component in dependency order, each component
-        the Arrow fixpoint takes (spark/fixpoint.py) costing one job, the
-        others the general loop; the last component costs none when only
-        the tick's pack reads the stratum (not `read_after`): the pack's job
-        computes it, compiled (`self._fixpoint_in_pack`)."""
-        if not self._arrow_allowed(rules, news):
-            return *self._loop(rules, names, current, news, tick, state), False
+                   state: LoopState, read_after: bool) -> "Recursion":
+        """A recursive stratum, component by component in dependency order
+        (see Recursion). A non-recursive component is evaluated like a
+        non-recursive stratum (no job); a recursive one the Arrow fixpoint
+        takes (spark/fixpoint.py) costs one job that counts what it found, the
+        others the general loop's. A component is not counted, and costs no
+        job (the first job reading it computes it), when only the tick's pack
+        reads the stratum (not `read_after`), or when it and the tick's input
+        were small (below ROWS_PER_PARTITION) the last time it was counted:
+        the tick's sizing does not depend on it then. A component's facts are
+        new facts (`news`) for the components after it."""
         current = current.updated({})
-        found, iterations, arrow_only = {}, 0, True
+        news = dict(news) if news is not None else None
+        found, iterations, arrow_only, in_pack = {}, 0, True, False
         groups = self.plan.components(rules)
         for k, group in enumerate(groups):
             group_names = sorted({r.head.name for r in group})
-            arrow = self.plan.arrow_fixpoint(group, group_names)
-            if arrow is not None:
+            arrow = self.plan.arrow_fixpoint(group, group_names) \
+                if self.spark.conf.get(SETTING, ARROW) == ARROW else None
+            if not self.plan.recursive & set(group_names):
+                new = {n: self.sql.union(d) if d else self.sql.empty(n, bucket=True)
+                       for n, d in self._derive_all(group, group_names, current, news, tick, state).items()}
+                arrow_only = False
+            elif arrow is not None:
                 buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
                 reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
-                counted = read_after or k < len(groups) - 1
+                grown = {n: self.sql.frame_of(news[n]) for n in arrow.reads if n in news} \
+                    if news is not None and arrow.differential else None  # semi-naive across ticks
+                shared = read_after or k < len(groups) - 1  # read by more than the tick's pack
+                small = max(state.found.get(tuple(group_names), ROWS_PER_PARTITION),
+                            self.sizer.input_rows) < ROWS_PER_PARTITION
+                counted = shared and not small
                 with self.codegen.compiling():
-                    frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted)
+                    frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted, shared, grown)
                 if counted:
+                    state.found[tuple(group_names)] = rows
                     self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
                     self.codegen.grow(rows)  # its code compiled if that is large
-                else:
-                    self._fixpoint_in_pack = True
+                in_pack |= not shared
                 new = {n: self.sql.views.of(f) for n, f in frames.items()}
                 if self.plan.partitioner is not None:  # the facts into their buckets
                     new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}
@@ -311,7 +345,9 @@ class Executor:
             for n in group_names:
                 found[n] = new[n]
                 current[n] = self._grown(n, current[n], new[n])
-        return found, iterations, arrow_only
+                if news is not None and n in news:
+                    news[n] = self._grown(n, news[n], new[n])
+        return Recursion(found, iterations, arrow_only, in_pack)
 
     def _grown(self, name: str, before: str, found: str) -> str:
         """SQL: relation `name` after its recursion `found` more of it: the
@@ -327,11 +363,7 @@ class Executor:
         group among those it starts with and those the loop finds."""
         lattices = {n: self.program.lattices[n] for n in names if n in self.program.lattices}
         current = current.updated({n: self._best(lattice, current[n]) for n, lattice in lattices.items()})
-        derived: dict = {n: [] for n in names}
-        for rule in rules:
-            sql = self._derive(rule, current, news, tick, state)
-            if sql is not None:
-                derived[rule.head.name].append(sql)
+        derived = self._derive_all(rules, names, current, news, tick, state)
         self.names.step("iteration", 1)
         (deltas,), count = self._materialise({n: self._new_facts(n, derived[n], current[n]) for n in names})
         found = {n: [deltas[n]] for n in names}
@@ -359,13 +391,6 @@ class Executor:
                 found = {n: [news_so_far[n]] for n in names}
         return {n: self._best(lattices[n], self.sql.union([current[n], *found[n]])) if n in lattices
                 else self.sql.union(found[n]) for n in names}, iterations
-
-    def _arrow_allowed(self, rules, news: dict | None) -> bool:
-        """Whether the session allows the Arrow fixpoint (`spark.sparkdedalus.fixpoint`)
-        and the stratum's rules do not run on new facts only this tick (semi-naive
-        across ticks keeps the general loop)."""
-        return self.spark.conf.get(SETTING, ARROW) == ARROW and (
-            news is None or not any(r.index in self.plan.differential for r in rules))
 
     def _new_facts(self, name: str, derived: list, known: str) -> str:
         """SQL: the distinct rows of `derived` not in `known`; for a lattice,
@@ -443,12 +468,13 @@ class Executor:
         return parts
 
     def _pack(self, tick: int, start: str | None, derived_parts: list, settled: list, current: dict,
-              state: LoopState) -> tuple[DataFrame, tuple]:
+              state: LoopState, compiled: bool) -> tuple[DataFrame, tuple]:
         """Everything that crosses the tick boundary, materialised with one job:
         the final state (S), facts for the next tick (N), messages (M), the
         facts GC collects (G); and its rows, its S rows of persisted relations
         and its G rows. `settled` parts hold facts no other part has (the Arrow
-        fixpoint's): they are left out of the pack's distinct."""
+        fixpoint's): they are left out of the pack's distinct. `compiled`: the
+        job runs compiled code (it computes an Arrow fixpoint)."""
         parts = ([self._without_lattices(start)] if start is not None else []) + derived_parts
         moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         queued = []  # under a capacity, the messages derived at this tick (spark/queues.py)
@@ -490,7 +516,7 @@ class Executor:
         pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self.sql.union([pack, *settled])
-        with self.codegen.compiling() if self._fixpoint_in_pack else nullcontext():
+        with self.codegen.compiling() if compiled else nullcontext():
             pack, (rows, persisted, collected) = self.sql.materialised(
                 pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
         self.sizer.sized(rows + self.loader.input_rows_apart)  # the next tick reads the inputs kept apart too

@@ -87,6 +87,7 @@ class _Rule:
     head_terms: tuple  # Term per head argument
     body: tuple  # (relation, (Term, ...)) per positive atom
     steps: tuple  # the atoms (by index in body) and comparisons in evaluation order (_steps)
+    differential: bool = False  # evaluated on new facts only after the first tick (analysis/growth.py)
 
 
 def _term(arg) -> Term | None:
@@ -97,7 +98,8 @@ def _term(arg) -> Term | None:
     return None
 
 
-def _simple(rule, program: Program, lattices: dict, tick_free: bool = True) -> _Rule | None:
+def _simple(rule, program: Program, lattices: dict, tick_free: bool = True,
+            differential: frozenset = frozenset()) -> _Rule | None:
     """The rule as plain terms and steps, or None when it needs more than
     joins, comparisons and `+ - *` assignments (or its aggregate is not the
     min/max of a lattice relation of the stratum)."""
@@ -128,7 +130,7 @@ def _simple(rule, program: Program, lattices: dict, tick_free: bool = True) -> _
     if any(t[0] == "v" and types[t[1]] != c and (types[t[1]], c) != (pa.int64(), pa.float64())
            for t, c in zip(head, columns)):
         return None  # only int widens to double (values.convert)
-    return _Rule(rule.head.name, head, tuple(body), steps)
+    return _Rule(rule.head.name, head, tuple(body), steps, rule.index in differential)
 
 
 def _steps(rule, program: Program, types: dict) -> tuple | None:
@@ -234,10 +236,13 @@ class ArrowFixpoint:
         self.reads = sorted({name for r in rules for name, _ in r.body} | set(names))
 
     @classmethod
-    def compile(cls, rules, names: list, program: Program) -> "ArrowFixpoint | None":
-        """The stratum compiled, or None when some rule needs the general loop."""
+    def compile(cls, rules, names: list, program: Program,
+                differential: frozenset = frozenset()) -> "ArrowFixpoint | None":
+        """The stratum compiled, or None when some rule needs the general loop;
+        `differential`: the indexes of the rules evaluated on new facts only
+        after the first tick (analysis/growth.py; `solve`'s `news`)."""
         lattices = {n: program.lattices[n] for n in names if n in program.lattices}
-        simple = [_simple(r, program, lattices) for r in rules]
+        simple = [_simple(r, program, lattices, differential=differential) for r in rules]
         if any(s is None for s in simple):
             return None
         schemas = {}
@@ -245,6 +250,11 @@ class ArrowFixpoint:
             rel = program.relations[name]
             schemas[name] = pa.schema([(f"c{i}", _ARROW[t]) for i, t in enumerate(rel.types)])
         return cls(simple, names, schemas, _pivot(simple, list(names), lattices), lattices)
+
+    @property
+    def differential(self) -> bool:
+        """Whether some rule is evaluated on new facts only after the first tick."""
+        return any(rule.differential for rule in self.rules)
 
     @property
     def partitioned(self) -> bool:
@@ -265,11 +275,15 @@ class ArrowFixpoint:
         return self.located and all(self.pivot[n] == (0,) for n in self.names)
 
     # ---------------------------------------------------------------- in a task
-    def solve(self, tables: dict, bucket: int, buckets: int) -> dict:
+    def solve(self, tables: dict, bucket: int, buckets: int, news: dict | None = None) -> dict:
         """The new facts of the stratum's relations (not in `tables`) whose
         pivot falls in `bucket`, from `tables` ({relation: pa.Table c0..});
         for a lattice relation, its whole best relation instead (the best row
-        of every group, those of `tables` included)."""
+        of every group, those of `tables` included). With `news` (after the
+        first tick: {relation: its new facts this tick}), a differential rule's
+        first iteration reads them, one body atom at a time, as the general
+        loop's does (executor.Executor._derive): what it derives from old
+        facts only is in `tables` already."""
         def mine(name, table):
             return table if buckets == 1 else table.filter(_in_bucket(table, self.pivot[name], bucket, buckets))
 
@@ -278,7 +292,12 @@ class ArrowFixpoint:
         full = {**base, **total}
         derived = {n: [] for n in self.names}
         for rule in self.rules:
-            derived[rule.head].append(mine(rule.head, self._evaluate(rule, full, None, None)))
+            if news is None or not rule.differential:
+                derived[rule.head].append(mine(rule.head, self._evaluate(rule, full, None, None)))
+                continue
+            for i, (name, _) in enumerate(rule.body):
+                if name in news and news[name].num_rows:
+                    derived[rule.head].append(mine(rule.head, self._evaluate(rule, full, i, news[name])))
         delta = self._new(derived, total)
         found = {n: [delta[n]] for n in self.names}
         while any(delta[n].num_rows for n in self.names):
@@ -344,34 +363,44 @@ class ArrowFixpoint:
         return pa.table([pc.cast(c, f.type, safe=False) for c, f in zip(columns, schema)], schema=schema)
 
     # ---------------------------------------------------------------- the Spark side
-    def frames(self, current: dict, buckets: int, partitions: int, counted: bool = True) -> tuple[dict, int | None]:
+    def frames(self, current: dict, buckets: int, partitions: int, counted: bool = True, shared: bool = True,
+               news: dict | None = None) -> tuple[dict, int | None]:
         """The stratum's new facts ({relation: frame c0..} reading one
         checkpoint) and their number, from the frames the rules read
-        (`current`): one job, the buckets spread over `partitions` tasks.
-        Not `counted`: no job, no checkpoint and no number (None); the
-        frames are computed by the job that reads them."""
+        (`current`) and, after the first tick, the new facts of those that
+        grow (`news`, see `solve`): one job, the buckets spread over
+        `partitions` tasks. Not `counted`: no job and no number (None); the
+        first job that reads the frames computes them, into a lazy checkpoint
+        the others read when `shared`, else in line (one reader)."""
         slots = {n: f"s{i}" for i, n in enumerate(self.reads)}
+        if news is not None:
+            news = {n: f for n, f in news.items() if n in self.reads}
+        grown = sorted(news) if news is not None else None  # what a task is told of `news` (no frames)
         # by location: a fact goes to the bucket of its location only; else every
         # bucket gets every fact and keeps the facts of its pivot (`solve`)
         route = [f"CAST(pmod(hash(`c0`), {buckets}) AS INT) AS __b"] if self.by_location else []
         parts = []
-        for name in self.reads:
-            exprs = [f"'{name}' AS __rel"] + [
+        # a relation's rows are tagged with its name, its new facts with "+" and its name
+        for tag, name, frame in [(n, n, current[n]) for n in self.reads] + \
+                                [(f"+{n}", n, news[n]) for n in grown or []]:
+            exprs = [f"'{tag}' AS __rel"] + [
                 (f"struct({', '.join(f'`{c}`' for c in self.schemas[o].names)}) AS {slots[o]}" if o == name
                  else f"CAST(NULL AS {_sql_struct(self.schemas[o])}) AS {slots[o]}") for o in self.reads]
-            parts.append(current[name].selectExpr(*exprs, *route))
+            parts.append(frame.selectExpr(*exprs, *route))
         packed = reduce(lambda a, b: a.unionAll(b), parts)
         out_slots = {n: f"s{i}" for i, n in enumerate(self.names)}
         out_schema = "__rel string, " + ", ".join(f"{out_slots[n]} {_sql_struct(self.schemas[n])}"
                                                   for n in self.names)
 
-        def unpacked(table: pa.Table) -> dict:
-            tables = {}
-            for name in self.reads:
-                rows = table.filter(pc.equal(table.column("__rel"), name)).column(slots[name])
-                tables[name] = pa.Table.from_struct_array(rows.combine_chunks() if rows.num_chunks else
-                                                          pa.array([], rows.type)).cast(self.schemas[name])
-            return tables
+        def table_of(table: pa.Table, tag: str, name: str) -> pa.Table:
+            rows = table.filter(pc.equal(table.column("__rel"), tag)).column(slots[name])
+            return pa.Table.from_struct_array(rows.combine_chunks() if rows.num_chunks else
+                                              pa.array([], rows.type)).cast(self.schemas[name])
+
+        def solved(table: pa.Table, bucket: int, buckets: int) -> dict:
+            tables = {name: table_of(table, name, name) for name in self.reads}
+            new = {name: table_of(table, f"+{name}", name) for name in grown} if grown is not None else None
+            return self.solve(tables, bucket, buckets, new)
 
         def packed_found(found: dict) -> pa.Table:
             pieces = []
@@ -392,23 +421,25 @@ class ArrowFixpoint:
             def task(batches):
                 batches = list(batches)
                 if batches:
-                    yield from packed_found(self.solve(unpacked(pa.Table.from_batches(batches)), 0, 1)).to_batches()
+                    yield from packed_found(solved(pa.Table.from_batches(batches), 0, 1)).to_batches()
 
             packed = packed.repartition(partitions, "__b") if partitions > 1 else packed.coalesce(1)
             result = packed.mapInArrow(task, out_schema)
         else:
             def task(table: pa.Table) -> pa.Table:
                 bucket = table.column("__b")[0].as_py()
-                return packed_found(self.solve(unpacked(table), bucket, buckets))
+                return packed_found(solved(table, bucket, buckets))
 
-            packed = packed.crossJoin(packed.sparkSession.range(0, buckets, 1, 1).selectExpr("CAST(id AS INT) AS __b"))
+            # every row to every bucket: a generator, not a join (a broadcast would cost a job)
+            packed = packed.selectExpr("*", f"explode(sequence(0, {buckets - 1})) AS __b")
             if buckets > 1 and partitions > 1:
                 # a tick in one partition would otherwise solve every bucket in one task
                 packed = packed.repartition(min(buckets, partitions), "__b")
             result = packed.groupBy("__b").applyInArrow(task, out_schema)
         rows = None
-        if counted:  # computed and counted now, so that the rest of the tick can be sized to it
+        if counted or shared:
             result = result.localCheckpoint(eager=False)
+        if counted:  # computed and counted now, so that the rest of the tick can be sized to it
             rows = result.count()
         return {n: result.where(f"__rel = '{n}'").select(f"{out_slots[n]}.*") for n in self.names}, rows
 

@@ -77,6 +77,9 @@ class TickPlan:
         order = list(reversed(strongly_connected(list(self.program.relations), edges)))
         rank = {rel: i for i, comp in enumerate(order) for rel in comp}
         self.component = rank  # relation -> its same-tick component, in dependency order
+        #: the relations of recursive components: several relations, or one reading itself
+        self.recursive = {rel for comp in order if len(comp) > 1 for rel in comp} \
+            | {e.target for e in edges if e.source == e.target}
         out = {}
         for stratum in self.program.strata:
             rules = [self.program.rules[i] for i in stratum.rules]
@@ -112,7 +115,7 @@ class TickPlan:
         needs more than joins (compiled once)."""
         key = tuple(names)
         if key not in self._fixpoints:
-            self._fixpoints[key] = ArrowFixpoint.compile(rules, names, self.program)
+            self._fixpoints[key] = ArrowFixpoint.compile(rules, names, self.program, self.differential)
         return self._fixpoints[key]
 
     def _pivot_columns(self) -> dict:
