@@ -17,8 +17,12 @@ in a cache file, and later sessions put them on the classpath directly (`delta_j
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+import subprocess
 import sys
+import time
 import uuid
 import warnings
 from functools import lru_cache
@@ -29,6 +33,9 @@ from typing import Mapping
 from pyspark.sql import SparkSession
 
 __all__ = [
+    "CLASS_ARCHIVE",
+    "class_archive_file",
+    "class_archive_options",
     "conf_dir",
     "default_driver_memory",
     "delta_maven_coordinates",
@@ -217,6 +224,124 @@ def _session_conf(
     return conf
 
 
+#: the setting that turns the driver JVM's class archive off (`false`); on by default
+CLASS_ARCHIVE = "spark.sparkdedalus.classArchive"
+#: the first four bytes of a complete dynamic class archive (JDK 13+; the JVM writes its
+#: header last, so a file still being written, or cut short, starts with zeros)
+_ARCHIVE_MAGIC = bytes.fromhex("a8ab0bf0")
+#: unified-logging options that keep the JVM's class-archive warnings (hundreds of classes it
+#: skips while writing, an archive it cannot use) out of its output
+_ARCHIVE_QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+#: a part-written archive not complete this long (seconds) after it was last written is removed
+_STALE_ARCHIVE_SECONDS = 300
+
+
+def _java() -> str | None:
+    """The java executable Spark's launcher starts: $JAVA_HOME/bin/java, else `java` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    return os.path.realpath(found) if found and os.path.isfile(found) else None
+
+
+def class_archive_file() -> Path | None:
+    """Where the driver JVM's class archive of this pyspark and this Java is kept
+    (the cache directory of `resolved_jars_file`), or None without a Java.
+    The name holds a digest of what the archive depends on: the pyspark
+    version and install (its jars are the classpath), the java executable and
+    its mtime, and the directories Spark's launcher adds to the classpath."""
+    import pyspark
+
+    java = _java()
+    if java is None:
+        return None
+    parts = [pyspark.__version__, str(Path(pyspark.__file__).parent), java, str(os.stat(java).st_mtime_ns)]
+    parts += [os.environ.get(name, "") for name in ("SPARK_HOME", "SPARK_CONF_DIR", "HADOOP_CONF_DIR",
+                                                    "YARN_CONF_DIR", "SPARK_DIST_CLASSPATH")]
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+    return resolved_jars_file().parent / f"jvm-classes-{digest}.jsa"
+
+
+def _complete(archive: Path) -> bool:
+    """Whether `archive` is a whole class archive that this Java maps: its header
+    is there (written last) and `java -version` starts with it (a file cut
+    short would crash the JVM that maps it, so it is tried once, here)."""
+    try:
+        with open(archive, "rb") as handle:
+            if handle.read(4) != _ARCHIVE_MAGIC:
+                return False
+    except OSError:
+        return False
+    java = _java()
+    if java is None:
+        return False
+    try:
+        done = subprocess.run([java, f"-XX:SharedArchiveFile={archive}", *_ARCHIVE_QUIET.split(), "-version"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _promote_written(archive: Path) -> bool:
+    """Look at the part-written archives (`<archive>.<pid>.tmp`) earlier JVMs
+    left: the first complete one becomes `archive`; one that is still not
+    complete `_STALE_ARCHIVE_SECONDS` after it was last written is removed (its
+    JVM died while writing). Whether some JVM may still be writing one (a JVM
+    writes its archive after its Python process is gone, so the pid in the
+    name, the Python's, says nothing)."""
+    writing = False
+    for part in sorted(archive.parent.glob(archive.name + ".*.tmp")):
+        try:
+            if not archive.exists() and _complete(part):
+                part.replace(archive)
+            elif time.time() - part.stat().st_mtime > _STALE_ARCHIVE_SECONDS:
+                part.unlink()
+            elif not archive.exists():
+                writing = True
+        except OSError:
+            continue
+    return writing
+
+
+def class_archive_options(conf: Mapping[str, str]) -> str | None:
+    """The driver JVM's options for its class archive (CDS: the classes Spark
+    loads, parsed and verified once, mapped at start), or None when `conf` turns
+    it off (`spark.sparkdedalus.classArchive=false`), its own Java options
+    already choose an archive (`-Xshare`, `-XX:SharedArchiveFile`), or there is
+    no Java or cache directory. The first session writes the archive when its
+    JVM exits (`-XX:ArchiveClassesAtExit`, to `<archive>.<pid>.tmp`); a later
+    session checks it (`_complete`) and uses it from then on (about a third of
+    a small CLI run's wall time, docs/performance.md). An archive the JVM
+    cannot use (another Java, another classpath) is ignored by it."""
+    if str(conf.get(CLASS_ARCHIVE, "true")).strip().lower() == "false":
+        return None
+    user = conf.get("spark.driver.extraJavaOptions", "")
+    if any(option in user for option in ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit")):
+        return None
+    archive = class_archive_file()
+    if archive is None:
+        return None
+    try:
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        writing = _promote_written(archive)
+    except OSError:
+        return None
+    if archive.exists():
+        return f"-XX:SharedArchiveFile={archive} {_ARCHIVE_QUIET}"
+    if writing:  # another JVM is writing it: one archive at a time
+        return None
+    return f"-XX:ArchiveClassesAtExit={archive}.{os.getpid()}.tmp {_ARCHIVE_QUIET}"
+
+
+def _with_class_archive(conf: dict[str, str]) -> dict[str, str]:
+    """`conf` with the class archive's options added to the driver's Java options."""
+    options = class_archive_options(conf)
+    if options:
+        conf["spark.driver.extraJavaOptions"] = f"{conf['spark.driver.extraJavaOptions']} {options}"
+    return conf
+
+
 def _prepare_local_env(master: str) -> None:
     if not master.startswith("local"):
         return
@@ -247,7 +372,7 @@ def local_session(
     Like ``SparkSession.builder.getOrCreate()``, this returns the already running session if
     there is one, in which case JVM-level settings (jars, master, Java options) do not change.
     """
-    conf = _session_conf(app_name, extra_conf, delta)
+    conf = _with_class_archive(_session_conf(app_name, extra_conf, delta))
     _prepare_local_env(master)
     builder = SparkSession.builder.master(master)
     for key, value in conf.items():
@@ -275,7 +400,7 @@ def remote_session(
     builder = SparkSession.builder.remote(url)
     local = url.startswith("local")
     if local:
-        conf = _session_conf(app_name, extra_conf, delta)
+        conf = _with_class_archive(_session_conf(app_name, extra_conf, delta))
         _prepare_local_env(url)
     else:
         conf = {str(k): str(v) for k, v in (extra_conf or {}).items()}
