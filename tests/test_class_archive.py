@@ -69,12 +69,24 @@ def test_the_setting_and_the_users_own_java_options_turn_it_off(cache):
     assert not cache.exists()
 
 
-def test_local_sessions_get_it_after_the_log4j_option(cache, monkeypatch):
+def test_local_sessions_get_it_between_the_log4j_option_and_the_users(cache, monkeypatch):
     monkeypatch.setattr(session, "machine_memory_bytes", lambda: 8 * 2**30)
-    conf = session._with_class_archive(session._session_conf("x", {"spark.driver.extraJavaOptions": "-Da=1"},
-                                                             delta=False))
+    conf = session._session_conf("x", {"spark.driver.extraJavaOptions": "-Da=1"}, delta=False, start_options=True)
     options = conf["spark.driver.extraJavaOptions"].split()
-    assert options[0].startswith("-Dlog4j2.configurationFile=") and options[1] == "-Da=1"
-    assert options[2].startswith("-XX:ArchiveClassesAtExit=")
-    off = session._with_class_archive(session._session_conf("x", {session.CLASS_ARCHIVE: "false"}, delta=False))
+    assert options[0].startswith("-Dlog4j2.configurationFile=") and options[-1] == "-Da=1"
+    assert options[1].startswith("-XX:ArchiveClassesAtExit=")
+    off = session._session_conf("x", {session.CLASS_ARCHIVE: "false"}, delta=False, start_options=True)
     assert "Archive" not in off["spark.driver.extraJavaOptions"]
+    # without start_options (what the other tests of settings use), nothing is looked up
+    assert "Archive" not in session._session_conf("x", None, delta=False)["spark.driver.extraJavaOptions"]
+
+
+def test_the_jit_setting_chooses_the_compilers(cache):
+    off = {session.CLASS_ARCHIVE: "false"}
+    assert session.driver_start_options({**off, session.JIT: "quick"}) == ["-XX:TieredStopAtLevel=1"]
+    assert session.driver_start_options({**off, session.JIT: "full"}) == []
+    # the user's own choice of compilers wins
+    assert session.driver_start_options({**off, session.JIT: "quick",
+                                         "spark.driver.extraJavaOptions": "-XX:-TieredCompilation"}) == []
+    with pytest.raises(session.UsageError, match="quick or full"):
+        session.driver_start_options({**off, session.JIT: "fast"})

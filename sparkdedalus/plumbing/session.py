@@ -32,8 +32,11 @@ from typing import Mapping
 
 from pyspark.sql import SparkSession
 
+from sparkdedalus.errors import UsageError
+
 __all__ = [
     "CLASS_ARCHIVE",
+    "JIT",
     "class_archive_file",
     "class_archive_options",
     "conf_dir",
@@ -41,6 +44,7 @@ __all__ = [
     "delta_maven_coordinates",
     "delta_jar_conf",
     "delta_package_conf",
+    "driver_start_options",
     "local_session",
     "remote_session",
     "session_has_delta",
@@ -201,8 +205,11 @@ def default_driver_memory(memory_bytes: int | None = None) -> str:
 
 
 def _session_conf(
-    app_name: str, extra_conf: Mapping[str, object] | None, delta: bool
+    app_name: str, extra_conf: Mapping[str, object] | None, delta: bool, start_options: bool = False
 ) -> dict[str, str]:
+    """The settings of a session `local_session` or a local `remote_session`
+    creates; with `start_options`, the driver JVM's start options
+    (`start_options`) come between the log4j option and the user's own."""
     conf = spark_defaults()
     conf.setdefault("spark.driver.memory", default_driver_memory())
     if delta:
@@ -219,13 +226,18 @@ def _session_conf(
     java_opts = f"-Dlog4j2.configurationFile={log4j.as_uri()}"
     extra = {str(k): str(v) for k, v in (extra_conf or {}).items()}
     user_opts = extra.pop("spark.driver.extraJavaOptions", conf.get("spark.driver.extraJavaOptions"))
-    conf["spark.driver.extraJavaOptions"] = f"{java_opts} {user_opts}" if user_opts else java_opts
     conf.update(extra)
+    if start_options:
+        java_opts = " ".join([java_opts, *driver_start_options({**conf, "spark.driver.extraJavaOptions": user_opts or ""})])
+    conf["spark.driver.extraJavaOptions"] = f"{java_opts} {user_opts}" if user_opts else java_opts
     return conf
 
 
 #: the setting that turns the driver JVM's class archive off (`false`); on by default
 CLASS_ARCHIVE = "spark.sparkdedalus.classArchive"
+#: the setting that chooses the driver JVM's compilers: `quick` (the client compiler only) or `full`
+JIT = "spark.sparkdedalus.jit"
+JIT_QUICK, JIT_FULL = "quick", "full"
 #: the first four bytes of a complete dynamic class archive (JDK 13+; the JVM writes its
 #: header last, so a file still being written, or cut short, starts with zeros)
 _ARCHIVE_MAGIC = bytes.fromhex("a8ab0bf0")
@@ -334,12 +346,23 @@ def class_archive_options(conf: Mapping[str, str]) -> str | None:
     return f"-XX:ArchiveClassesAtExit={archive}.{os.getpid()}.tmp {_ARCHIVE_QUIET}"
 
 
-def _with_class_archive(conf: dict[str, str]) -> dict[str, str]:
-    """`conf` with the class archive's options added to the driver's Java options."""
-    options = class_archive_options(conf)
-    if options:
-        conf["spark.driver.extraJavaOptions"] = f"{conf['spark.driver.extraJavaOptions']} {options}"
-    return conf
+def driver_start_options(conf: Mapping[str, str]) -> list[str]:
+    """The driver JVM's start options for the settings `conf` (its
+    `spark.driver.extraJavaOptions` being the user's own): the class archive
+    (`class_archive_options`) and, with `spark.sparkdedalus.jit=quick`, the
+    client compiler only (`-XX:TieredStopAtLevel=1`: the JVM compiles Spark's
+    code sooner and at less cost, and the compiled code runs slower), unless
+    the user's own options choose a compiler (`-XX:...Tiered...`)."""
+    options = []
+    archive = class_archive_options(conf)
+    if archive:
+        options += archive.split()
+    jit = str(conf.get(JIT, JIT_FULL)).strip().lower()
+    if jit not in (JIT_QUICK, JIT_FULL):
+        raise UsageError(f"{JIT} is {jit!r}: {JIT_QUICK} or {JIT_FULL}")
+    if jit == JIT_QUICK and "Tiered" not in conf.get("spark.driver.extraJavaOptions", ""):
+        options.append("-XX:TieredStopAtLevel=1")
+    return options
 
 
 def _prepare_local_env(master: str) -> None:
@@ -372,7 +395,7 @@ def local_session(
     Like ``SparkSession.builder.getOrCreate()``, this returns the already running session if
     there is one, in which case JVM-level settings (jars, master, Java options) do not change.
     """
-    conf = _with_class_archive(_session_conf(app_name, extra_conf, delta))
+    conf = _session_conf(app_name, extra_conf, delta, start_options=True)
     _prepare_local_env(master)
     builder = SparkSession.builder.master(master)
     for key, value in conf.items():
@@ -400,7 +423,7 @@ def remote_session(
     builder = SparkSession.builder.remote(url)
     local = url.startswith("local")
     if local:
-        conf = _with_class_archive(_session_conf(app_name, extra_conf, delta))
+        conf = _session_conf(app_name, extra_conf, delta, start_options=True)
         _prepare_local_env(url)
     else:
         conf = {str(k): str(v) for k, v in (extra_conf or {}).items()}

@@ -14,7 +14,9 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
+from importlib import import_module
 
 from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
@@ -38,6 +40,29 @@ def spark_session(args):
     if args.ui:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off (spark.ui.enabled is false)'}", file=sys.stderr)
     return spark
+
+
+#: modules a Spark run imports once its session is up (pandas and pyarrow by pyspark's
+#: SparkContext itself, and by the engine), none of which imports a pyspark module the
+#: session's own start has not imported already
+PRELOADED = ("pandas", "pyarrow", "pyarrow.compute", "rich.progress", "sparkdedalus.spark.engine",
+             "sparkdedalus.shell.progress", "sparkdedalus.plumbing.jobnames")
+
+
+def preload() -> threading.Thread:
+    """Import `PRELOADED` in a thread of its own while the session starts: the
+    session's JVM takes seconds to start, in which this process only waits for
+    it, and these imports take about half a second. A module that fails to
+    import is left alone here: the run's own import of it raises as before."""
+    def load():
+        for name in PRELOADED:
+            try:
+                import_module(name)
+            except Exception:  # noqa: BLE001 (raised again where the run imports it)
+                pass
+    thread = threading.Thread(target=load, name="sparkdedalus-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def needs_delta(program, store: str | None, inputs_dir: str | None) -> bool:
@@ -114,6 +139,7 @@ def run_spark(program, args, new_session=None) -> int:
     if args.store:
         check_store(args.store, args.resume)
     args.delta = needs_delta(program, args.store, args.inputs)
+    preload()
     spark = (new_session or spark_session)(args)
     memory = _driver_memory(spark)
     try:
