@@ -34,6 +34,12 @@ def test_importing_the_engine_loads_no_fault_only_module():
     assert fault_only(loaded_after("import sparkdedalus.spark.engine")) == []
 
 
+def test_importing_the_engine_loads_no_pandas():
+    """pandas (a quarter of a second) is for the Arrow fixpoint's bucket hash
+    only; pyarrow builds no array at import (building one imports pandas)."""
+    assert [m for m in loaded_after("import sparkdedalus.spark.engine") if m.split(".")[0] == "pandas"] == []
+
+
 def test_a_fault_search_still_loads_them():
     """The check can say no: the worlds rewrite and the solver load what the
     engine's import left out."""

@@ -66,17 +66,33 @@ def test_conf_and_ui_reach_the_session_the_run_creates(sessions, monkeypatch, ca
     assert code == 1 and "internal error: RuntimeError: stop here" in capsys.readouterr().err
     ((kind, _, kwargs),) = sessions
     assert kind == "local" and kwargs["master"] == "local[1]"
-    assert kwargs["extra_conf"] == {"spark.driver.memory": "3g", "spark.sql.shuffle.partitions": "4", "a.b": "x=y"}
+    assert kwargs["extra_conf"] == {session.JIT: "quick", "spark.driver.memory": "3g",
+                                    "spark.sql.shuffle.partitions": "4", "a.b": "x=y"}
 
     class UISession(FakeSession):
         sparkContext = type("Context", (), {"uiWebUrl": "http://127.0.0.1:4041"})()
     monkeypatch.setattr(session, "local_session", lambda **kwargs: sessions.append(kwargs) or UISession())
     cli.main(["run", BROADCAST, "--ticks", "2", "--quiet", "--ui"])
-    assert sessions[-1]["extra_conf"] == {"spark.ui.enabled": "true"}
+    assert sessions[-1]["extra_conf"] == {"spark.ui.enabled": "true", session.JIT: "quick"}
     assert "Spark UI: http://127.0.0.1:4041\n" in capsys.readouterr().err
 
     cli.main(["run", BROADCAST, "--ticks", "2", "--quiet", "--remote", "sc://h:15002", "--conf", "k=v"])
     assert sessions[-1] == ("remote", ("sc://h:15002",), {"extra_conf": {"k": "v"}, "delta": False})
+
+
+def test_short_runs_over_the_programs_own_facts_get_the_quick_compiler(sessions, monkeypatch, tmp_path):
+    """spark.sparkdedalus.jit=quick (plumbing/session.py) for a run of at most
+    50 ticks without .input, in a JVM the run starts; --conf overrides it."""
+    failing_engine(monkeypatch, RuntimeError("stop here"))
+    program = tmp_path / "p.ded"
+    program.write_text('.decl edge(a: string, b: string)\n.input edge from "edges.csv"\np(X) :- edge(X, _);\n')
+    (tmp_path / "edges.csv").write_text("a,b\n")
+    for argv in (["--ticks", "50"], ["--ticks", "51"], ["--ticks", "5", "--conf", "spark.sparkdedalus.jit=full"],
+                 ["--ticks", "5", "--remote", "local[2]"], ["--ticks", "5", "--remote", "sc://h:15002"]):
+        cli.main(["run", BROADCAST, "--quiet", *argv])
+    cli.main(["run", str(program), "--ticks", "2", "--quiet"])
+    assert [kwargs["extra_conf"].get(session.JIT) for _, _, kwargs in sessions] == \
+        ["quick", None, "full", "quick", None, None]
 
 
 def test_delta_only_in_the_sessions_of_runs_that_need_it(sessions, monkeypatch, tmp_path):

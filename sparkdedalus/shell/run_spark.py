@@ -14,7 +14,9 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
+from importlib import import_module
 
 from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
@@ -26,8 +28,9 @@ def spark_session(args):
     with Delta Lake's jars and extension only when `args.delta` says the run needs them
     (a store, or a Delta `.input`: `needs_delta`). Delta costs a session about two seconds
     of start-up."""
-    from sparkdedalus.plumbing.session import local_session, remote_session
-    conf = {**({"spark.ui.enabled": "true"} if args.ui else {}), **args.conf_settings}
+    from sparkdedalus.plumbing.session import JIT, local_session, remote_session
+    conf = {**({"spark.ui.enabled": "true"} if args.ui else {}),
+            **({JIT: "quick"} if getattr(args, "quick_jit", False) else {}), **args.conf_settings}
     delta = getattr(args, "delta", False)
     with _jvm_stdout(verbose=args.verbose):
         if args.remote:
@@ -38,6 +41,49 @@ def spark_session(args):
     if args.ui:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off (spark.ui.enabled is false)'}", file=sys.stderr)
     return spark
+
+
+#: modules a Spark run imports once its session is up (pandas and pyarrow by pyspark's
+#: SparkContext itself, and by the engine), none of which imports a pyspark module the
+#: session's own start has not imported already
+PRELOADED = ("pandas", "pyarrow", "pyarrow.compute", "rich.progress", "sparkdedalus.spark.engine",
+             "sparkdedalus.shell.progress", "sparkdedalus.plumbing.jobnames")
+
+
+def preload() -> threading.Thread:
+    """Import `PRELOADED` in a thread of its own while the session starts: the
+    session's JVM takes seconds to start, in which this process only waits for
+    it, and these imports take about half a second. A module that fails to
+    import is left alone here: the run's own import of it raises as before."""
+    def load():
+        for name in PRELOADED:
+            try:
+                import_module(name)
+            except Exception:  # noqa: BLE001 (raised again where the run imports it)
+                pass
+    thread = threading.Thread(target=load, name="sparkdedalus-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+#: the most ticks of a run whose driver JVM compiles with the client compiler only (`quick_jit`)
+QUICK_JIT_TICKS = 50
+
+
+def quick_jit(program, tick_count: int) -> bool:
+    """Whether a run is small enough for a driver JVM with the client compiler
+    only (`spark.sparkdedalus.jit=quick`, plumbing/session.py): at most
+    `QUICK_JIT_TICKS` ticks over the facts the program's text holds (no
+    `.input`). Such a run spends most of its time in Spark code the JVM has not
+    compiled yet, which the client compiler compiles sooner and at less cost;
+    a long or data-heavy run keeps both compilers (docs/performance.md).
+    `--conf spark.sparkdedalus.jit=full` (or `quick`) overrides it.
+
+    >>> from sparkdedalus import Program
+    >>> quick_jit(Program.parse('p(1);'), 5), quick_jit(Program.parse('p(1);'), 500)
+    (True, False)
+    """
+    return tick_count <= QUICK_JIT_TICKS and not program.inputs
 
 
 def needs_delta(program, store: str | None, inputs_dir: str | None) -> bool:
@@ -114,6 +160,10 @@ def run_spark(program, args, new_session=None) -> int:
     if args.store:
         check_store(args.store, args.resume)
     args.delta = needs_delta(program, args.store, args.inputs)
+    # a driver JVM this process starts (not a Spark Connect server's, nor spark-submit's)
+    local = args.master is not None and (not args.remote or args.remote.startswith("local"))
+    args.quick_jit = local and quick_jit(program, args.tick_count)
+    preload()
     spark = (new_session or spark_session)(args)
     memory = _driver_memory(spark)
     try:

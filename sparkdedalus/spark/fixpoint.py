@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from functools import reduce
+from functools import lru_cache, reduce
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -353,7 +353,7 @@ class ArrowFixpoint:
                 name, terms = rule.body[step[1]]
                 result = _join(result, _bind(delta if step[1] == occurrence else full[name], terms))
             else:
-                result = _test(step, _UNIT if result is None else result)
+                result = _test(step, _unit() if result is None else result)
             if not result.num_rows:
                 return self.schemas[rule.head].empty_table()
         schema = self.schemas[rule.head]
@@ -450,7 +450,15 @@ _NUMBERS = {pa.int64(), pa.float64()}
 _ARITH = {"+": pc.add_checked, "-": pc.subtract_checked, "*": pc.multiply_checked}
 _COMPARE = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal, "==": pc.equal,
             "!=": pc.not_equal}
-_UNIT = pa.table({"__unit": pa.array([0], pa.int8())})  # the one empty binding before any atom
+_UNIT_NAMES = ["__unit"]
+
+
+@lru_cache(maxsize=1)
+def _unit() -> pa.Table:
+    """The one empty binding before any atom. Built when first needed, not at
+    import: building an Arrow array imports pandas (pyarrow looks for pandas
+    objects), which a run that never solves a fixpoint does not need."""
+    return pa.table({"__unit": pa.array([0], pa.int8())})
 
 
 def _sql_struct(schema: pa.Schema) -> str:
@@ -481,7 +489,7 @@ def _bind(table: pa.Table, terms: tuple) -> pa.Table:
 def _join(result: pa.Table | None, table: pa.Table) -> pa.Table:
     """`result` (None: no binding yet) joined with an atom's bound rows on
     their shared variables (none: a cross product)."""
-    if result is None or result.column_names == _UNIT.column_names:
+    if result is None or result.column_names == _UNIT_NAMES:
         return table if result is None else _join(None, table)
     shared = [c for c in table.column_names if c in result.column_names]
     if not shared:
