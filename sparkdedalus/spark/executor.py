@@ -31,7 +31,7 @@ from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, QUEUED, SOURCE_COL
 from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
-from sparkdedalus.spark.fixpoint import ARROW, SETTING
+from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint, driver_rows
 from sparkdedalus.spark.loader import Loader
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.plan import TickPlan
@@ -61,6 +61,7 @@ class TickStats:
     collected: int = 0  # rows GC does not carry to the next tick
     exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
     compiled: bool = False  # ran compiled code, from its start or from a large materialisation on (spark/codegen.py)
+    in_driver: int = 0  # components the Arrow fixpoint solved in the driver (spark/fixpoint.py, `solve_here`)
 
 
 class Frames(dict):
@@ -112,6 +113,7 @@ class Executor:
         self._previous = None  # the previous pack's view, in a tick
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
         self._fixpoint_in_pack = False  # whether the tick's pack computes an Arrow fixpoint (_recursive)
+        self._in_driver = 0  # components of the tick solved in the driver (_recursive)
 
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         """Tick `tick`'s pack from the previous one (None at the first tick),
@@ -128,6 +130,7 @@ class Executor:
         self.sizer.start_tick()
         self._pack_views = {}
         self._fixpoint_in_pack = False
+        self._in_driver = 0
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         settled = []  # the Arrow fixpoint's facts: new, materialised or computed by the pack (_recursive)
@@ -177,7 +180,8 @@ class Executor:
         pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, state)
         incremental = len(self.plan.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
-                                     persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled))
+                                     persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled,
+                                     self._in_driver))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[str | None, dict, dict | None]:
@@ -281,7 +285,9 @@ class Executor:
         the Arrow fixpoint takes (spark/fixpoint.py) costing one job, the
         others the general loop; the last component costs none when only
         the tick's pack reads the stratum (not `read_after`): the pack's job
-        computes it, compiled (`self._fixpoint_in_pack`)."""
+        computes it, compiled (`self._fixpoint_in_pack`). A small component
+        whose inputs the driver holds is solved there instead (`_held`): no
+        job, its facts a local relation."""
         if not self._arrow_allowed(rules, news):
             return *self._loop(rules, names, current, news, tick, state), False
         current = current.updated({})
@@ -292,15 +298,19 @@ class Executor:
             arrow = self.plan.arrow_fixpoint(group, group_names)
             if arrow is not None:
                 buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
-                reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
                 counted = read_after or k < len(groups) - 1
-                with self.codegen.compiling():
-                    frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted)
+                held = self._held(arrow, group_names, tick)
+                if held is not None:  # solved here, its rows known: no job
+                    frames, rows = arrow.solve_here(self.spark, held)
+                    self._in_driver += 1
+                else:
+                    reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
+                    with self.codegen.compiling():
+                        frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted)
+                    self._fixpoint_in_pack = not counted
                 if counted:
                     self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
                     self.codegen.grow(rows)  # its code compiled if that is large
-                else:
-                    self._fixpoint_in_pack = True
                 new = {n: self.sql.views.of(f) for n, f in frames.items()}
                 if self.plan.partitioner is not None:  # the facts into their buckets
                     new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}
@@ -312,6 +322,28 @@ class Executor:
                 found[n] = new[n]
                 current[n] = self._grown(n, current[n], new[n])
         return found, iterations, arrow_only
+
+    def _held(self, arrow: ArrowFixpoint, names: list, tick: int) -> dict | None:
+        """The tables ({relation: pa.Table}) a component reads, when the
+        driver may solve it (`ArrowFixpoint.solve_here`): at a run's first tick
+        (no previous pack), every relation it reads holds only facts true at
+        every tick (no rule outside the component derives it now, no fact or
+        input is stamped with this tick), the driver holds them all
+        (`Loader.held_tables`) in at most `driver_rows` rows, and one task
+        would solve it (`ArrowFixpoint.one_task`). Else None."""
+        limit = driver_rows(self.spark)
+        if limit <= 0 or self._previous is not None:
+            return None
+        elsewhere = {r.head.name for r in self.program.rules if r.delivery == "now" and r.head.name not in names}
+        stamped = set(self.loader.facts_at.get(tick, {})) | {n for n, (_, ticks) in self.loader.stamped.items()
+                                                              if tick in ticks}
+        if any(n in elsewhere or n in stamped for n in arrow.reads):
+            return None
+        rows = self.loader.held_rows(arrow.reads)
+        if rows is None or rows > limit:
+            return None
+        tables = self.loader.held_tables(arrow.reads)
+        return tables if arrow.one_task(tables) else None
 
     def _grown(self, name: str, before: str, found: str) -> str:
         """SQL: relation `name` after its recursion `found` more of it: the

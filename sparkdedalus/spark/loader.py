@@ -12,6 +12,11 @@ and counted by a job of its own, to size the loop to it. Facts stamped with a ti
 that tick's start (`facts_pack`). Facts written in the program's text are
 inlined in the plan as a literal array up to INLINE_ROWS a relation, more are
 loaded once from an Arrow table; nothing here collects rows to the driver.
+
+The loader also knows which facts true at every tick the driver holds without
+Spark (`held_tables`): the program's facts, rows given as lists, and Parquet
+inputs valid by their footers (read with pyarrow): the Arrow fixpoint may solve
+a small component from them in the driver (spark/fixpoint.py, `driver_rows`).
 """
 
 from __future__ import annotations
@@ -48,13 +53,14 @@ class Loader:
     """The facts of a run, loaded once (see the module)."""
 
     def __init__(self, spark: SparkSession, plan: TickPlan, sql: TickSql, sizer: Sizer, edb: dict,
-                 stamped: dict, input_apart: bool, rows: dict):
+                 stamped: dict, input_apart: bool, rows: dict, files: dict | None = None):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py);
         `input_apart`: keep the relations no rule derives out of the packs
         (`full` adds them back); `rows`: {relation: rows} of the `edb` frames
-        whose rows are known."""
+        whose rows are known; `files`: {relation: Parquet files} of the `edb`
+        frames that are all their rows, each valid by its footer (spark/inputs.py)."""
         self.spark = spark
         self.plan = plan
         self.sql = sql
@@ -63,7 +69,8 @@ class Loader:
         self.layout = plan.layout
         self.stamped = dict(stamped)
         self.facts_at = self._text_facts()
-        frames, counts = self._static_frames(edb, rows)
+        self._held: dict = {}  # relation -> (rows as lists or Parquet paths, their rows): facts the driver holds
+        frames, counts = self._static_frames(edb, rows, files or {})
         plan.keep_apart(set(frames), input_apart)
         apart = plan.apart
         self.input_pack, self.input_rows_apart = self._static_pack({n: f for n, f in frames.items() if n in apart},
@@ -124,17 +131,28 @@ class Loader:
                 facts_at.setdefault(tick, {}).setdefault(name, []).append(tuple(row))
         return facts_at
 
-    def _static_frames(self, edb: dict, known: dict) -> tuple[dict, dict]:
+    def _static_frames(self, edb: dict, known: dict, files: dict) -> tuple[dict, dict]:
         """The frames of the facts true at every tick, {relation: frame}, and
         their rows where known, {relation: rows}: the program's own facts and
-        rows given as lists are counted here, `edb` frames when `known` counts them."""
+        rows given as lists are counted here, `edb` frames when `known` counts them.
+        Records in `self._held` the relations whose facts the driver holds
+        (`held_tables`)."""
         rows: dict = {}
         for fact in self.program.facts:
             if fact.tick is None:
                 rows.setdefault(fact.atom.name, set()).add(fact.row)
         frames = {name: self.frame(name, sorted(r)) for name, r in rows.items()}
         counts = {name: len(r) for name, r in rows.items()}
+        self._held = {name: ([sorted(r)], len(r)) for name, r in rows.items()}
         for name, frame in edb.items():
+            held = self._held.get(name, ([], 0))
+            if isinstance(frame, list):
+                self._held[name] = ([*held[0], [tuple(r) for r in frame]], held[1] + len(frame))
+            elif name in files and known.get(name) is not None:
+                self._held[name] = ([*held[0], *files[name]], held[1] + known[name])
+            else:
+                self._held[name] = None  # a frame only Spark holds
+
             if name not in self.program.relations:
                 raise InputError(f"EDB given for unknown relation '{name}'")
             typed = frame.toDF(*self.layout.schemas[name].fieldNames()) if not isinstance(frame, list) \
@@ -146,6 +164,7 @@ class Loader:
         if CRASH in self.program.relations and self.plan.network.crashes:
             frames[CRASH] = self._crash_frame(frames)
             counts[CRASH] = None
+            self._held[CRASH] = None
         return frames, counts
 
     def _crash_frame(self, frames: dict) -> DataFrame:
@@ -205,9 +224,44 @@ class Loader:
         # moved to their buckets once, for every plan of the tick that reads them
         return sql.cut(sql.spread(sql.union(parts)))
 
+    def held_rows(self, names) -> int | None:
+        """The rows of the facts true at every tick of relations `names` when
+        the driver holds them all (`held_tables`), else None."""
+        held = [self._held.get(n, ([], 0)) for n in names]
+        return None if None in held else sum(rows for _, rows in held)
+
+    def held_tables(self, names) -> dict:
+        """{relation: pa.Table c0..} of the facts true at every tick of
+        relations `names`, read in the driver without Spark: the program's
+        facts, rows given as lists, Parquet files with pyarrow (a relation
+        with none: an empty table). Only for relations `held_rows` counts;
+        a fact may appear twice (rules read relations as sets)."""
+        import pyarrow.parquet as pq
+
+        tables = {}
+        for name in names:
+            schema = pa.schema([(f.name, _ARROW_TYPES.get(type(f.dataType), pa.string()))
+                                for f in self.layout.schemas[name].fields])
+            pieces = []
+            for piece in self._held.get(name, ([], 0))[0]:
+                if isinstance(piece, str):  # a Parquet file valid by its footer: the relation's columns, no NULL
+                    read = pq.read_table(piece, columns=list(self.program.relations[name].columns))
+                    pieces.append(read.rename_columns(schema.names).cast(schema, safe=False))  # as Spark casts
+                else:
+                    pieces.append(pa.Table.from_pylist([dict(zip(schema.names, row)) for row in piece], schema))
+            tables[name] = pa.concat_tables(pieces) if pieces else schema.empty_table()
+        return tables
+
     def read_apart(self, name: str) -> str:
         """SQL: relation `name`, which no rule derives, read from the inputs kept apart."""
         return self.layout.read_sql(self.sql.views.of(self.input_pack), name)
+
+    def holding(self, pack: DataFrame, name: str) -> DataFrame:
+        """What holds relation `name`'s facts of the tick whose pack is `pack`,
+        each once: the pack, or for a relation kept apart the inputs' pack
+        (`full` without the pack that does not hold it)."""
+        return pack if self.input_pack is None or name not in self.plan.apart else \
+            self.input_pack.where(self.layout.home_copy()).distinct()
 
     def full(self, pack: DataFrame) -> DataFrame:
         """A tick's pack with the relations kept apart (`TickPlan.apart`): every
