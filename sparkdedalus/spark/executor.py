@@ -114,6 +114,8 @@ class Executor:
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
         self._fixpoint_in_pack = False  # whether the tick's pack computes an Arrow fixpoint (_recursive)
         self._in_driver = 0  # components of the tick solved in the driver (_recursive)
+        self._found_rows: dict | None = {}  # relation -> rows the driver found this tick; None: Spark found some
+        self._arrived = False  # whether facts stamped with the tick or sent to it arrived (_start)
 
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         """Tick `tick`'s pack from the previous one (None at the first tick),
@@ -131,6 +133,7 @@ class Executor:
         self._pack_views = {}
         self._fixpoint_in_pack = False
         self._in_driver = 0
+        self._found_rows = {}
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         settled = []  # the Arrow fixpoint's facts: new, materialised or computed by the pack (_recursive)
@@ -194,6 +197,7 @@ class Executor:
         previous tick; None at the first tick)."""
         self._previous = self.sql.views.of(previous) if previous is not None else None
         arriving = [p for p in (self.loader.facts_pack(tick),) if p is not None]
+        self._arrived = bool(arriving)
         self._inbox = None
         if previous is not None:
             arriving.append(self.layout.relabel_sql(self._previous, f"__kind = '{NEXT}'"))
@@ -301,13 +305,17 @@ class Executor:
                 counted = read_after or k < len(groups) - 1
                 held = self._held(arrow, group_names, tick)
                 if held is not None:  # solved here, its rows known: no job
-                    frames, rows = arrow.solve_here(self.spark, held)
+                    frames, per_relation = arrow.solve_here(self.spark, held)
+                    rows = sum(per_relation.values())
                     self._in_driver += 1
+                    if self._found_rows is not None:
+                        self._found_rows.update(per_relation)
                 else:
                     reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
                     with self.codegen.compiling():
                         frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted)
                     self._fixpoint_in_pack = not counted
+                    self._found_rows = None
                 if counted:
                     self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
                     self.codegen.grow(rows)  # its code compiled if that is large
@@ -446,6 +454,24 @@ class Executor:
         found = [{n: self.layout.read_sql(view, n, kind) for n in group} for kind, group in zip(kinds, groups)]
         return found, rows
 
+    def _counted_here(self, derived: bool) -> tuple | None:
+        """(rows, rows of persisted relations, collected rows) of the tick's
+        pack when the driver knows them, so that no job counts it: a run's
+        first tick, no fact stamped with it, every fact the strata found
+        found in the driver (the Arrow fixpoint's `solve_here`, not `derived`
+        by a SQL stratum or a later rule), no GC, and the facts true at every
+        tick known as sets (`Loader.static_distinct`). The driver's facts are
+        new (a lattice's: its whole relation, whose start rows the pack
+        leaves out), so the counts add up. Else None."""
+        distinct = self.loader.static_distinct
+        if derived or self._previous is not None or self._arrived or self._found_rows is None \
+                or distinct is None or self.plan.gc_plans:
+            return None
+        rows = {n: k for n, k in distinct.items() if n not in self.program.lattices}
+        for name, found in self._found_rows.items():
+            rows[name] = rows.get(name, 0) + found
+        return sum(rows.values()), sum(k for n, k in rows.items() if n in self.program.persisted), 0
+
     def _sent(self, name: str, messages: str, tick: int, sent: str) -> str:
         """SQL: the messages of relation `name` (its columns and `__src`)
         leaving their senders at `tick`, as MESSAGE rows: `sent` the SQL of
@@ -482,6 +508,7 @@ class Executor:
         and its G rows. `settled` parts hold facts no other part has (the Arrow
         fixpoint's): they are left out of the pack's distinct."""
         parts = ([self._without_lattices(start)] if start is not None else []) + derived_parts
+        planned = len(parts)  # the parts of the start and the strata; the others come from later rules
         moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         queued = []  # under a capacity, the messages derived at this tick (spark/queues.py)
         reader = self._reader(current, tick, state)
@@ -509,6 +536,7 @@ class Executor:
             parts.append(self.sql.spread(union) if self.plan.partitioner is not None else union)
         if self._previous is not None and self.plan.queues is None:
             parts.append(f"SELECT * FROM {self._previous} WHERE __kind = '{MESSAGE}' AND __arrival > {tick}")
+        known = self._counted_here(bool(derived_parts) or len(parts) > planned)
         if not parts:
             first = next(iter(self.layout.names))
             parts.append(self.layout.part_sql(first, STATE, self.sql.name(self.sql.empty(first, bucket=True))))
@@ -522,8 +550,11 @@ class Executor:
         pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self.sql.union([pack, *settled])
-        with self.codegen.compiling() if self._fixpoint_in_pack else nullcontext():
-            pack, (rows, persisted, collected) = self.sql.materialised(
-                pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        if known is not None:  # counted here: a lazy checkpoint, computed by whoever reads it first
+            pack, (rows, persisted, collected) = self.sql.checkpoint(pack), known
+        else:
+            with self.codegen.compiling() if self._fixpoint_in_pack else nullcontext():
+                pack, (rows, persisted, collected) = self.sql.materialised(
+                    pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
         self.sizer.sized(rows + self.loader.input_rows_apart)  # the next tick reads the inputs kept apart too
         return pack, (rows + self.loader.input_rows_apart, persisted, collected)

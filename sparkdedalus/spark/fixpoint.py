@@ -392,14 +392,15 @@ class ArrowFixpoint:
             locations.update(pc.unique(table.column(0)).to_pylist() if table.num_rows else ())
         return len(locations) <= 1
 
-    def solve_here(self, spark, tables: dict) -> tuple[dict, int]:
+    def solve_here(self, spark, tables: dict) -> tuple[dict, dict]:
         """The component solved in the driver from `tables` ({relation:
         pa.Table c0..}, every relation it reads: what `frames` would read), by
         `solve` in one bucket; its facts as local relations ({relation: frame
-        c0..}, `createDataFrame` from Arrow: no job) and their number."""
+        c0..}, `createDataFrame` from Arrow: no job) and their number
+        ({relation: rows})."""
         found = self.solve({n: tables[n].cast(self.schemas[n]) for n in self.reads}, bucket=0, buckets=1)
         frames = {n: spark.createDataFrame(found[n], _sql_schema(self.schemas[n])) for n in self.names}
-        return frames, sum(found[n].num_rows for n in self.names)
+        return frames, {n: found[n].num_rows for n in self.names}
 
     # ---------------------------------------------------------------- the Spark side
     def frames(self, current: dict, buckets: int, partitions: int, counted: bool = True) -> tuple[dict, int | None]:

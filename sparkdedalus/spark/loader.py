@@ -70,6 +70,7 @@ class Loader:
         self.stamped = dict(stamped)
         self.facts_at = self._text_facts()
         self._held: dict = {}  # relation -> (rows as lists or Parquet paths, their rows): facts the driver holds
+        self._distinct: dict = {}  # relation -> the set of its facts true at every tick, None: not known here
         frames, counts = self._static_frames(edb, rows, files or {})
         plan.keep_apart(set(frames), input_apart)
         apart = plan.apart
@@ -78,6 +79,11 @@ class Loader:
         self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in apart},
                                                           counts)
         sizer.sized(self.input_rows_apart + static_rows)
+        #: {relation: its distinct facts} of the static pack when the driver knows them all (the
+        #: program's facts and rows given as lists, counted as sets), else None: a first tick's
+        #: pack may then be counted without a job (executor.Executor._pack)
+        self.static_distinct = None if any(self._distinct.get(n) is None for n in frames if n not in apart) \
+            else {n: len(self._distinct[n]) for n in frames if n not in apart}
 
     def frame(self, name: str, rows: list) -> DataFrame:
         """Rows as a frame: up to INLINE_ROWS an inline array in one partition
@@ -144,14 +150,19 @@ class Loader:
         frames = {name: self.frame(name, sorted(r)) for name, r in rows.items()}
         counts = {name: len(r) for name, r in rows.items()}
         self._held = {name: ([sorted(r)], len(r)) for name, r in rows.items()}
+        self._distinct = {name: set(r) for name, r in rows.items()}  # relation -> its facts, or None: unknown
         for name, frame in edb.items():
             held = self._held.get(name, ([], 0))
             if isinstance(frame, list):
                 self._held[name] = ([*held[0], [tuple(r) for r in frame]], held[1] + len(frame))
+                known_rows = self._distinct.get(name, set())
+                self._distinct[name] = None if known_rows is None else known_rows | {tuple(r) for r in frame}
             elif name in files and known.get(name) is not None:
                 self._held[name] = ([*held[0], *files[name]], held[1] + known[name])
             else:
                 self._held[name] = None  # a frame only Spark holds
+            if not isinstance(frame, list):
+                self._distinct[name] = None
 
             if name not in self.program.relations:
                 raise InputError(f"EDB given for unknown relation '{name}'")
@@ -164,7 +175,7 @@ class Loader:
         if CRASH in self.program.relations and self.plan.network.crashes:
             frames[CRASH] = self._crash_frame(frames)
             counts[CRASH] = None
-            self._held[CRASH] = None
+            self._held[CRASH] = self._distinct[CRASH] = None
         return frames, counts
 
     def _crash_frame(self, frames: dict) -> DataFrame:
