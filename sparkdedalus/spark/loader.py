@@ -74,8 +74,16 @@ class Loader:
         frames, counts = self._static_frames(edb, rows, files or {})
         plan.keep_apart(set(frames), input_apart)
         apart = plan.apart
-        self.input_pack, self.input_rows_apart = self._static_pack({n: f for n, f in frames.items() if n in apart},
-                                                                   counts)
+        inputs = {n: f for n, f in frames.items() if n in apart}
+        self._input_pack, self._input_plan = None, None
+        if inputs and all(counts.get(n) is not None for n in inputs):
+            # planned when first read (`input_pack`), in the partitions of now: a run whose
+            # recursion the driver solves (spark/fixpoint.py) may never read it
+            self._input_plan = (inputs, counts, Sizer(sizer.partitions, sizer.most_partitions, sizer.partitioned))
+            self.input_rows_apart = sum(counts[n] for n in inputs)
+            sizer.sized(self.input_rows_apart)
+        else:
+            self._input_pack, self.input_rows_apart = self._static_pack(inputs, counts)
         self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in apart},
                                                           counts)
         sizer.sized(self.input_rows_apart + static_rows)
@@ -194,25 +202,37 @@ class Loader:
         located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
         return known.unionAll(located).distinct()
 
-    def _static_pack(self, frames: dict, counts: dict) -> tuple[DataFrame | None, int]:
+    @property
+    def input_pack(self) -> DataFrame | None:
+        """The pack of the inputs kept apart (`TickPlan.apart`), or None: a lazy
+        checkpoint, planned when first read when its rows were known at set-up."""
+        if self._input_plan is not None:
+            frames, counts, sizer = self._input_plan
+            self._input_plan = None
+            self._input_pack, _ = self._static_pack(frames, counts, TickSql(self.spark, self.plan, sizer))
+        return self._input_pack
+
+    def _static_pack(self, frames: dict, counts: dict, sql: TickSql | None = None) -> tuple[DataFrame | None, int]:
         """Facts true at every tick, packed once, and their rows (a replicated
         relation's counted once): a lazy checkpoint when `counts` has every
         frame's rows, else materialised and counted (one job). As a tick's
         start, they may hold a fact twice (an input's repeated row): rules read
-        relations as sets, and a pack, or `full`, holds each fact once."""
+        relations as sets, and a pack, or `full`, holds each fact once. `sql`:
+        the TickSql to plan it with (default: the loop's)."""
         if not frames:
             return None, 0
-        sql = self.sql
+        sql = sql or self.sql
+        sizer = sql.sizer
         pack = sql.union([self.layout.part_sql(n, STATE, sql.name(sql.bucketed(n, sql.views.of(f))))
                           for n, f in frames.items()])
         if self.plan.partitioner is not None:
-            pack = f"SELECT /*+ REPARTITION({self.sizer.most_partitions}, {PARTITION_COLUMN}) */ * FROM {sql.name(pack)}"
-        elif self.sizer.partitions > 1:
-            pack = f"SELECT /*+ REPARTITION({self.sizer.partitions}) */ * FROM {sql.name(pack)}"
+            pack = f"SELECT /*+ REPARTITION({sizer.most_partitions}, {PARTITION_COLUMN}) */ * FROM {sql.name(pack)}"
+        elif sizer.partitions > 1:
+            pack = f"SELECT /*+ REPARTITION({sizer.partitions}) */ * FROM {sql.name(pack)}"
         if all(counts.get(n) is not None for n in frames):
             rows = sum(counts[n] for n in frames)
             pack = sql.checkpoint(pack)
-            self.sizer.sized(rows)
+            sizer.sized(rows)
         else:
             pack, (_, rows) = sql.materialised(pack, self.layout.home_copy())
         sql.end()
@@ -271,7 +291,7 @@ class Loader:
         """What holds relation `name`'s facts of the tick whose pack is `pack`,
         each once: the pack, or for a relation kept apart the inputs' pack
         (`full` without the pack that does not hold it)."""
-        return pack if self.input_pack is None or name not in self.plan.apart else \
+        return pack if name not in self.plan.apart or self.input_pack is None else \
             self.input_pack.where(self.layout.home_copy()).distinct()
 
     def full(self, pack: DataFrame) -> DataFrame:
