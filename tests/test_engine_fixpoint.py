@@ -134,18 +134,25 @@ def test_a_recursion_across_locations_matches_the_reference(spark):
 
 
 @pytest.mark.spark
-def test_the_pack_holds_each_fact_once_when_the_fixpoint_found_it(spark):
+@pytest.mark.parametrize("driver_rows", [0, None])
+def test_the_pack_holds_each_fact_once_when_the_fixpoint_found_it(spark, driver_rows):
     # The Arrow fixpoint's facts skip the pack's distinct (they are new, and only their
     # stratum derives them). A pack row is a fact here (no @next, no messages), so its
     # rows must equal the reference's facts: `path` over the constant `edge` is
-    # replicated into every bucket, and only one copy may reach the pack.
+    # replicated into every bucket, and only one copy may reach the pack. In Spark's
+    # tasks (driverRows=0), and with the components the driver may solve solved there
+    # (the default: those at location "a" alone), whose pack is then counted in the driver.
+    import re
+
     from sparkdedalus.reference.evaluator import run as reference_run
 
     text = "\n".join(line for line in RECURSIVE.splitlines()
                      if not line.startswith(("far", "node", "unreached", "reach", "aliased")))
-    prog = program(text)
-    found, run = compared_run(spark, prog, ticks=1)  # (from tick 2 on these relations grow: the loop)
+    prog = program(re.sub(r'\w+\("b", [^;]*\);', "", text))
+    with _DriverRows(spark, driver_rows):
+        found, run = compared_run(spark, prog, ticks=1)  # (from tick 2 on these relations grow: the loop)
     assert found == [] and run.stats[0].iterations == 0  # the Arrow fixpoint only
+    assert (run.stats[0].in_driver > 0) == (driver_rows is None)
     assert run.stats[0].facts == sum(len(v) for v in reference_run(prog, ticks=1).at(1).values())
 
 
@@ -180,8 +187,9 @@ def test_only_a_located_recursion_finer_than_its_location_is_bucketed_by_its_piv
 
 
 def test_a_one_tick_recursive_query_over_parquet_is_one_job(spark, tmp_path):
-    """Shortest paths over a Parquet graph whose footer shows its rows valid:
-    no job checks, infers or packs the input, and the Arrow fixpoint, which
+    """Shortest paths over a Parquet graph whose footer shows its rows valid,
+    solved in Spark (`driverRows=0`; the driver's path: the tests below): no
+    job checks, infers or packs the input, and the Arrow fixpoint, which
     nothing after it reads, is computed by the tick's pack job: one job for
     the run (5 before: schema, check, input pack, fixpoint, pack). The answer
     is the hand-computed one."""
@@ -200,7 +208,8 @@ def test_a_one_tick_recursive_query_over_parquet_is_one_job(spark, tmp_path):
         'dist(L, Y, min<D>) :- dist(L, X, D1), edge(L, X, Y, W), W >= 0, D == D1 + W;\n')
     program = Program.from_files(str(tmp_path / "sssp.ded"))
     found = {}
-    assert jobs(spark, lambda: found.update(run=Engine(spark).run(program, 1, keep_history=False))) == 1
+    with _DriverRows(spark, 0):
+        assert jobs(spark, lambda: found.update(run=Engine(spark).run(program, 1, keep_history=False))) == 1
     assert {tuple(r) for r in found["run"].relation("dist").collect()} == {("g", 0, 0), ("g", 1, 1), ("g", 2, 2)}
 
 
@@ -257,3 +266,122 @@ def test_a_growing_recursion_with_plain_rules_beside_it_is_one_job_a_tick(spark)
     runs = {}
     assert jobs(spark, lambda: runs.update(run=Engine(spark).run(prog, ticks=4, keep_history=False))) == 2 + 3
     assert [s.iterations for s in runs["run"].stats] == [0, 0, 0, 0]
+
+
+# ---------------------------------------------------------------- solved in the driver
+# 0 -1-> 1 -1-> 2 -1-> 0 (a cycle), 0 -5-> 2, 2 -2-> 3, 3 -1-> 1, 4 -1-> 0 (4 unreached)
+SSSP_EDGES = {"l": ["g"] * 7, "x": [0, 1, 2, 0, 2, 3, 4], "y": [1, 2, 0, 2, 3, 1, 0], "w": [1, 1, 1, 5, 2, 1, 1]}
+SSSP_DIST = {("g", 0, 0), ("g", 1, 1), ("g", 2, 2), ("g", 3, 4)}
+SSSP = ('.decl edge(l: string, x: int, y: int, w: int)\n.input edge from "edge.parquet"\n'
+        'source("g", 0);\ndist(L, X, 0) :- source(L, X);\n'
+        'dist(L, Y, min<D>) :- dist(L, X, D1), edge(L, X, Y, W), W >= 0, D == D1 + W;\n')
+# a forest of three trees, {3, 5, 7, 9}, {2, 4, 8}, {6, 10}, each link both ways
+FOREST = [(5, 3), (3, 7), (3, 9), (2, 8), (8, 4), (6, 10)]
+CC_LABELS = {("g", x, c) for c, xs in ((3, (3, 5, 7, 9)), (2, (2, 4, 8)), (6, (6, 10))) for x in xs}
+CC = ('.decl link(l: string, x: int, y: int)\n.input link from "link.parquet"\n'
+      'cc(L, X, X) :- link(L, X, _);\ncc(L, Y, min<C>) :- cc(L, X, C), link(L, X, Y);\n')
+
+
+class _DriverRows:
+    """`spark.sparkdedalus.fixpoint.driverRows` set (None: its default) for a `with` block."""
+
+    def __init__(self, spark, value):
+        from sparkdedalus.spark.fixpoint import DRIVER_ROWS_SETTING
+
+        self.spark, self.value, self.key = spark, value, DRIVER_ROWS_SETTING
+
+    def __enter__(self):
+        if self.value is not None:
+            self.spark.conf.set(self.key, str(self.value))
+
+    def __exit__(self, *exc):
+        self.spark.conf.unset(self.key)
+
+
+def _run_counted(spark, program, ticks: int = 1, **kwargs):
+    """(the run, the Spark jobs it ran)."""
+    from sparkdedalus.spark.engine import Engine
+    from test_provenance_spark import jobs
+
+    found = {}
+    count = jobs(spark, lambda: found.update(run=Engine(spark).run(program, ticks, **kwargs)))
+    return found["run"], count
+
+
+def _graph_program(tmp_path, kind: str, extra: str = "", locations=("g",)):
+    """sssp or cc over the hand-checked graph above, read from Parquet (one copy per location)."""
+    import pyarrow.parquet as pq
+
+    from sparkdedalus import Program
+
+    if kind == "sssp":
+        columns, text, name = SSSP_EDGES, SSSP, "edge"
+    else:
+        pairs = FOREST + [(y, x) for x, y in FOREST]
+        columns, text, name = {"l": ["g"] * len(pairs), "x": [x for x, _ in pairs], "y": [y for _, y in pairs]}, \
+            CC, "link"
+    rows = len(columns["l"])
+    columns = {c: (v if c != "l" else []) * len(locations) for c, v in columns.items()}
+    columns["l"] = [loc for loc in locations for _ in range(rows)]
+    pq.write_table(pa.table(columns), tmp_path / f"{name}.parquet")
+    (tmp_path / f"{kind}.ded").write_text(text + extra)
+    return Program.from_files(str(tmp_path / f"{kind}.ded"))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", ["sssp", "cc"])
+def test_the_driver_and_a_task_solve_a_small_component_alike(spark, tmp_path, kind):
+    """Shortest paths over a graph with a cycle, components of a forest: solved
+    in a Spark task (`driverRows=0`) and in the driver (the default threshold),
+    the same hand-checked facts; the driver's run counts its pack without a job,
+    so the run itself runs no Spark job (the task's: one, the pack's)."""
+    program = _graph_program(tmp_path, kind)
+    relation, expected = ("dist", SSSP_DIST) if kind == "sssp" else ("cc", CC_LABELS)
+    seen = {}
+    for setting in (0, None):
+        with _DriverRows(spark, setting):
+            run, count = _run_counted(spark, program, keep_history=False)
+        seen[setting] = (count, run.stats[0].in_driver, run.stats[0].facts,
+                         {tuple(r) for r in run.relation(relation).collect()})
+    assert seen[0][:2] == (1, 0) and seen[None][:2] == (0, 1), seen
+    assert seen[0][2:] == seen[None][2:] and seen[None][3] == expected
+
+
+@pytest.mark.spark
+def test_the_driver_leaves_what_it_may_not_solve_to_spark(spark, tmp_path):
+    """Not in the driver: inputs above the threshold, a graph at two locations
+    (two tasks' work), a CSV input (only Spark holds its rows), and the second
+    tick (its start is the first tick's pack). With a later stratum reading the
+    component, the driver still solves it, but the pack, which that stratum adds
+    to, is counted by its job. The facts are right every time."""
+    from sparkdedalus import Program
+
+    program = _graph_program(tmp_path, "sssp")
+    with _DriverRows(spark, 6):  # 7 edge rows and a source fact
+        run, count = _run_counted(spark, program, keep_history=False)
+    assert (run.stats[0].in_driver, count) == (0, 1)
+    assert {tuple(r) for r in run.relation("dist").collect()} == SSSP_DIST
+
+    (tmp_path / "two").mkdir()
+    two = _graph_program(tmp_path / "two", "cc", locations=("g", "h"))
+    run, count = _run_counted(spark, two, keep_history=False)
+    assert run.stats[0].in_driver == 0
+    assert {tuple(r) for r in run.relation("cc").collect()} == CC_LABELS | {("h", x, c) for _, x, c in CC_LABELS}
+
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    (csv_dir / "link.csv").write_text("l,x,y\n" + "".join(f"g,{x},{y}\ng,{y},{x}\n" for x, y in FOREST))
+    (csv_dir / "cc.ded").write_text(CC.replace("link.parquet", "link.csv"))
+    run, _ = _run_counted(spark, Program.from_files(str(csv_dir / "cc.ded")), keep_history=False)
+    assert run.stats[0].in_driver == 0 and {tuple(r) for r in run.relation("cc").collect()} == CC_LABELS
+
+    run, _ = _run_counted(spark, program, ticks=2)
+    assert [s.in_driver for s in run.stats] == [1, 0]
+    for tick in (1, 2):
+        assert {tuple(r) for r in run.relation("dist", tick).collect()} == SSSP_DIST
+
+    later = _graph_program(tmp_path, "sssp", extra="reached(L, count<Y>) :- dist(L, Y, _);\n")
+    run, count = _run_counted(spark, later, keep_history=False)
+    assert (run.stats[0].in_driver, count) == (1, 1)  # the pack's job
+    assert {tuple(r) for r in run.relation("dist").collect()} == SSSP_DIST
+    assert {tuple(r) for r in run.relation("reached").collect()} == {("g", 4)}

@@ -80,7 +80,7 @@ def test_the_tick_loop_collects_no_rows_to_the_driver(spark, monkeypatch, tmp_pa
         'up(L, N) :- visit(L, N), notin crash(L, N, _);\n')
     (tmp_path / "visit.csv").write_text("loc,who,tick\nz,b,2\nu,b,\n")
     program = Program.from_files(str(tmp_path / "program.ded"))
-    static, stamped, _ = read_inputs(spark, program, last_tick=3)
+    static, stamped, _, _ = read_inputs(spark, program, last_tick=3)
 
     def counts_only(original):
         def guarded(frame, *args, **kwargs):

@@ -104,13 +104,14 @@ class Engine:
         job_id = uuid.uuid4().hex[:8]
         with names.scope("run", job_id):
             with names.scope("setup", "inputs"):
-                static, stamped, rows = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
+                static, stamped, rows, files = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
                 for name, frame in (edb or {}).items():
                     static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
                     rows.pop(name, None)  # not counted
+                    files.pop(name, None)  # not held by the files alone
                 collect = applied(program, gc)
                 loop = TickLoop(self.spark, program, network, static, partitions, stamped, collect, policy,
-                                names=names, count_exchanges=count_exchanges, rows=rows)
+                                names=names, count_exchanges=count_exchanges, rows=rows, files=files)
             writer = None
             if store is not None:
                 from sparkdedalus.store import Store

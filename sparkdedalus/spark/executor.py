@@ -32,7 +32,7 @@ from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, QUEUED, SOURCE_COL
 from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
-from sparkdedalus.spark.fixpoint import ARROW, SETTING
+from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint, driver_rows
 from sparkdedalus.spark.loader import Loader
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.plan import TickPlan
@@ -62,6 +62,7 @@ class TickStats:
     collected: int = 0  # rows GC does not carry to the next tick
     exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
     compiled: bool = False  # ran compiled code, from its start or from a large materialisation on (spark/codegen.py)
+    in_driver: int = 0  # components the Arrow fixpoint solved in the driver (spark/fixpoint.py, `solve_here`)
 
 
 class Frames(dict):
@@ -103,6 +104,8 @@ class Recursion:
     iterations: int  # the general loop's iterations (one job each)
     arrow_only: bool  # the Arrow fixpoint found every fact (no distinct needed in the pack)
     in_pack: bool  # an Arrow fixpoint only the tick's pack reads: the pack's job computes it
+    in_driver: int = 0  # components solved in the driver (ArrowFixpoint.solve_here)
+    driver_found: dict | None = None  # relation -> facts the driver found; None: Spark found some
 
 
 class Executor:
@@ -142,6 +145,7 @@ class Executor:
         stratum_packs = []
         settled = []  # the Arrow fixpoint's facts: new, materialised or computed by the pack (_recursive)
         iterations, in_pack = 0, False  # in_pack: the pack's job computes an Arrow fixpoint
+        in_driver, driver_found = 0, {}  # the components the driver solved, and what they found (Recursion)
         for stratum in self.program.strata:
             rules = self.plan.rule_order[stratum.index]
             names = sorted({r.head.name for r in rules})
@@ -153,6 +157,9 @@ class Executor:
                 found = recursion.found
                 iterations += recursion.iterations
                 in_pack |= recursion.in_pack
+                in_driver += recursion.in_driver
+                driver_found = None if None in (driver_found, recursion.driver_found) \
+                    else {**driver_found, **recursion.driver_found}
                 parts = [self.layout.part_sql(n, STATE, self.sql.name(found[n])) for n in names]
                 if recursion.arrow_only:  # the Arrow fixpoint's: no stratum checkpoint, and no distinct in the pack
                     settled.append(self.layout.home_copies_sql(self.sql.name(self.sql.union(parts))))
@@ -187,10 +194,11 @@ class Executor:
                 if n in news_before:
                     news[n] = self.sql.union([news_before[n], fresh])
         pack, (facts, persisted, collected) = self._pack(tick, start, stratum_packs, settled, current, state,
-                                                         compiled=in_pack)
+                                                         compiled=in_pack, driver_found=driver_found)
         incremental = len(self.plan.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
-                                     persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled))
+                                     persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled,
+                                     in_driver))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[str | None, dict, dict | None]:
@@ -306,10 +314,12 @@ class Executor:
         reads the stratum (not `read_after`), or when it and the tick's input
         were small (below ROWS_PER_PARTITION) the last time it was counted:
         the tick's sizing does not depend on it then. A component's facts are
-        new facts (`news`) for the components after it."""
+        new facts (`news`) for the components after it. A small component
+        whose inputs the driver holds is solved there instead (`_held`): no
+        job, its facts a local relation."""
         current = current.updated({})
         news = dict(news) if news is not None else None
-        found, iterations, arrow_only, in_pack = {}, 0, True, False
+        found, iterations, arrow_only, in_pack, in_driver, driver_found = {}, 0, True, False, 0, {}
         groups = self.plan.components(rules)
         for k, group in enumerate(groups):
             group_names = sorted({r.head.name for r in group})
@@ -321,20 +331,30 @@ class Executor:
                 arrow_only = False
             elif arrow is not None:
                 buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
-                reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
-                grown = {n: self.sql.frame_of(news[n]) for n in arrow.reads if n in news} \
-                    if news is not None and arrow.differential else None  # semi-naive across ticks
                 shared = read_after or k < len(groups) - 1  # read by more than the tick's pack
-                small = max(state.found.get(tuple(group_names), ROWS_PER_PARTITION),
-                            self.sizer.input_rows) < ROWS_PER_PARTITION
-                counted = shared and not small
-                with self.codegen.compiling():
-                    frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted, shared, grown)
+                held = self._held(arrow, group_names, tick)
+                if held is not None:  # solved here, its rows known: no job
+                    frames, per_relation = arrow.solve_here(self.spark, held)
+                    rows, counted = sum(per_relation.values()), True
+                    in_driver += 1
+                    if driver_found is not None:
+                        driver_found.update(per_relation)
+                else:
+                    reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
+                    grown = {n: self.sql.frame_of(news[n]) for n in arrow.reads if n in news} \
+                        if news is not None and arrow.differential else None  # semi-naive across ticks
+                    small = max(state.found.get(tuple(group_names), ROWS_PER_PARTITION),
+                                self.sizer.input_rows) < ROWS_PER_PARTITION
+                    counted = shared and not small
+                    with self.codegen.compiling():
+                        frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted, shared,
+                                                    grown)
+                    in_pack |= not shared
+                    driver_found = None
                 if counted:
                     state.found[tuple(group_names)] = rows
                     self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
                     self.codegen.grow(rows)  # its code compiled if that is large
-                in_pack |= not shared
                 new = {n: self.sql.views.of(f) for n, f in frames.items()}
                 if self.plan.partitioner is not None:  # the facts into their buckets
                     new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}
@@ -347,7 +367,28 @@ class Executor:
                 current[n] = self._grown(n, current[n], new[n])
                 if news is not None and n in news:
                     news[n] = self._grown(n, news[n], new[n])
-        return Recursion(found, iterations, arrow_only, in_pack)
+        return Recursion(found, iterations, arrow_only, in_pack, in_driver, driver_found)
+
+    def _held(self, arrow: ArrowFixpoint, names: list, tick: int) -> dict | None:
+        """The tables ({relation: pa.Table}) a component reads, when the
+        driver may solve it (`ArrowFixpoint.solve_here`): at a run's first tick
+        (no previous pack), every relation it reads holds only facts true at
+        every tick (no rule outside the component derives it now, no fact or
+        input is stamped with this tick), the driver holds them all
+        (`Loader.held_tables`) in at most `driver_rows` rows, and one task
+        would solve it (`ArrowFixpoint.one_task`). Else None."""
+        limit = driver_rows(self.spark)
+        if limit <= 0 or self._previous is not None:
+            return None
+        elsewhere = {r.head.name for r in self.program.rules if r.delivery == "now" and r.head.name not in names}
+        stamped = self.loader.stamped_with(tick)
+        if any(n in elsewhere or n in stamped for n in arrow.reads):
+            return None
+        rows = self.loader.held_rows(arrow.reads)
+        if rows is None or rows > limit:
+            return None
+        tables = self.loader.held_tables(arrow.reads)
+        return tables if arrow.one_task(tables) else None
 
     def _grown(self, name: str, before: str, found: str) -> str:
         """SQL: relation `name` after its recursion `found` more of it: the
@@ -439,6 +480,24 @@ class Executor:
         found = [{n: self.layout.read_sql(view, n, kind) for n in group} for kind, group in zip(kinds, groups)]
         return found, rows
 
+    def _counted_here(self, tick: int, derived: bool, driver_found: dict | None) -> tuple | None:
+        """(rows, rows of persisted relations, collected rows) of the tick's
+        pack when the driver knows them, so that no job counts it: a run's
+        first tick, no fact stamped with it, every fact the strata found
+        found in the driver (`driver_found`: the Arrow fixpoint's `solve_here`, not `derived`
+        by a SQL stratum or a later rule), no GC, and the facts true at every
+        tick known as sets (`Loader.static_distinct`). The driver's facts are
+        new (a lattice's: its whole relation, whose start rows the pack
+        leaves out), so the counts add up. Else None."""
+        distinct = self.loader.static_distinct
+        if derived or self._previous is not None or self.loader.stamped_with(tick) or driver_found is None \
+                or distinct is None or self.plan.gc_plans:
+            return None
+        rows = {n: k for n, k in distinct.items() if n not in self.program.lattices}
+        for name, found in driver_found.items():
+            rows[name] = rows.get(name, 0) + found
+        return sum(rows.values()), sum(k for n, k in rows.items() if n in self.program.persisted), 0
+
     def _sent(self, name: str, messages: str, tick: int, sent: str) -> str:
         """SQL: the messages of relation `name` (its columns and `__src`)
         leaving their senders at `tick`, as MESSAGE rows: `sent` the SQL of
@@ -468,14 +527,17 @@ class Executor:
         return parts
 
     def _pack(self, tick: int, start: str | None, derived_parts: list, settled: list, current: dict,
-              state: LoopState, compiled: bool) -> tuple[DataFrame, tuple]:
+              state: LoopState, compiled: bool, driver_found: dict | None) -> tuple[DataFrame, tuple]:
         """Everything that crosses the tick boundary, materialised with one job:
         the final state (S), facts for the next tick (N), messages (M), the
         facts GC collects (G); and its rows, its S rows of persisted relations
         and its G rows. `settled` parts hold facts no other part has (the Arrow
         fixpoint's): they are left out of the pack's distinct. `compiled`: the
-        job runs compiled code (it computes an Arrow fixpoint)."""
+        job runs compiled code (it computes an Arrow fixpoint); `driver_found`:
+        what the driver found, when it found every fact of the strata's
+        (else None: see `_counted_here`)."""
         parts = ([self._without_lattices(start)] if start is not None else []) + derived_parts
+        planned = len(parts)  # the parts of the start and the strata; the others come from later rules
         moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         queued = []  # under a capacity, the messages derived at this tick (spark/queues.py)
         reader = self._reader(current, tick, state)
@@ -503,6 +565,7 @@ class Executor:
             parts.append(self.sql.spread(union) if self.plan.partitioner is not None else union)
         if self._previous is not None and self.plan.queues is None:
             parts.append(f"SELECT * FROM {self._previous} WHERE __kind = '{MESSAGE}' AND __arrival > {tick}")
+        known = self._counted_here(tick, bool(derived_parts) or len(parts) > planned, driver_found)
         if not parts:
             first = next(iter(self.layout.names))
             parts.append(self.layout.part_sql(first, STATE, self.sql.name(self.sql.empty(first, bucket=True))))
@@ -516,8 +579,11 @@ class Executor:
         pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self.sql.union([pack, *settled])
-        with self.codegen.compiling() if compiled else nullcontext():
-            pack, (rows, persisted, collected) = self.sql.materialised(
-                pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+        if known is not None:  # counted here: a lazy checkpoint, computed by whoever reads it first
+            pack, (rows, persisted, collected) = self.sql.checkpoint(pack), known
+        else:
+            with self.codegen.compiling() if compiled else nullcontext():
+                pack, (rows, persisted, collected) = self.sql.materialised(
+                    pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
         self.sizer.sized(rows + self.loader.input_rows_apart)  # the next tick reads the inputs kept apart too
         return pack, (rows + self.loader.input_rows_apart, persisted, collected)

@@ -32,6 +32,17 @@ position is never part of a pivot.
 Switch: the session setting `spark.sparkdedalus.fixpoint` (`arrow`, the
 default, or `loop` for the general loop everywhere).
 
+In the driver (`solve_here`): a component that one task would solve anyway
+(one bucket, or buckets by location over facts of one location), whose inputs
+the driver holds (the program's facts, rows given as lists, Parquet files
+valid by their footers: spark/loader.py `held_tables`) in at most
+`spark.sparkdedalus.fixpoint.driverRows` rows (DRIVER_ROWS, 0: never), is
+solved by the same `solve` in the driver process with pyarrow, and its facts
+handed to Spark as a local relation (`createDataFrame` from Arrow: no job).
+At that size the work is done in one Python process either way (a Spark
+task's Python worker, or the driver); what it saves is the job, the
+worker's round trip and the planning of the query around it.
+
 >>> from sparkdedalus.checks import build_program
 >>> from sparkdedalus.syntax.loader import load_text
 >>> p = build_program(load_text(".decl edge(l: string, x: int, y: int) "
@@ -76,6 +87,16 @@ from sparkdedalus.syntax.printer import format_literal
 #: the session setting that chooses how recursive strata run
 SETTING = "spark.sparkdedalus.fixpoint"
 ARROW, LOOP = "arrow", "loop"
+#: the session setting: the most input rows of a component solved in the driver (0: never)
+DRIVER_ROWS_SETTING = "spark.sparkdedalus.fixpoint.driverRows"
+#: its default: below it a tick runs in one partition and one task anyway (spark/sizer.py ROWS_PER_PARTITION)
+DRIVER_ROWS = 200_000
+
+
+def driver_rows(spark) -> int:
+    """The most input rows of a component the Arrow fixpoint solves in the
+    driver (`DRIVER_ROWS_SETTING`, default DRIVER_ROWS; 0 or less: never)."""
+    return int(spark.conf.get(DRIVER_ROWS_SETTING, str(DRIVER_ROWS)))
 
 # a term of a compiled atom: ("v", variable name) or ("c", constant)
 Term = tuple
@@ -362,6 +383,44 @@ class ArrowFixpoint:
         # safe=False: an int in a double column rounds as Python's float() does
         return pa.table([pc.cast(c, f.type, safe=False) for c, f in zip(columns, schema)], schema=schema)
 
+    # ---------------------------------------------------------------- in the driver
+    def one_task(self, tables: dict) -> bool:
+        """Whether one task would solve the component over `tables` ({relation:
+        pa.Table c0..}): it is not split into buckets, or its buckets are by
+        location and the tables hold facts of one location at most.
+
+        >>> from sparkdedalus.checks import build_program
+        >>> from sparkdedalus.syntax.loader import load_text
+        >>> p = build_program(load_text(".decl link(l: string, x: int, y: int) "
+        ...     "cc(L, X, X) :- link(L, X, _); cc(L, Y, min<C>) :- cc(L, X, C), link(L, X, Y);"))
+        >>> plan = ArrowFixpoint.compile(p.rules, ["cc"], p)
+        >>> link = pa.table({"c0": ["g", "g"], "c1": [1, 2], "c2": [2, 1]})
+        >>> cc = pa.table({"c0": pa.array([], pa.string()), "c1": pa.array([], pa.int64()),
+        ...                "c2": pa.array([], pa.int64())})
+        >>> plan.one_task({"link": link, "cc": cc})
+        True
+        >>> plan.one_task({"link": pa.table({"c0": ["g", "h"], "c1": [1, 1], "c2": [2, 2]}), "cc": cc})
+        False
+        """
+        if not self.partitioned:
+            return True
+        if not self.by_location:
+            return False
+        locations = set()
+        for table in tables.values():
+            locations.update(pc.unique(table.column(0)).to_pylist() if table.num_rows else ())
+        return len(locations) <= 1
+
+    def solve_here(self, spark, tables: dict) -> tuple[dict, dict]:
+        """The component solved in the driver from `tables` ({relation:
+        pa.Table c0..}, every relation it reads: what `frames` would read), by
+        `solve` in one bucket; its facts as local relations ({relation: frame
+        c0..}, `createDataFrame` from Arrow: no job) and their number
+        ({relation: rows})."""
+        found = self.solve({n: tables[n].cast(self.schemas[n]) for n in self.reads}, bucket=0, buckets=1)
+        frames = {n: spark.createDataFrame(found[n], _sql_schema(self.schemas[n])) for n in self.names}
+        return frames, {n: found[n].num_rows for n in self.names}
+
     # ---------------------------------------------------------------- the Spark side
     def frames(self, current: dict, buckets: int, partitions: int, counted: bool = True, shared: bool = True,
                news: dict | None = None) -> tuple[dict, int | None]:
@@ -461,9 +520,16 @@ def _unit() -> pa.Table:
     return pa.table({"__unit": pa.array([0], pa.int8())})
 
 
+_SQL_TYPES = {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.string(): "STRING", pa.bool_(): "BOOLEAN"}
+
+
 def _sql_struct(schema: pa.Schema) -> str:
-    names = {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.string(): "STRING", pa.bool_(): "BOOLEAN"}
-    return "STRUCT<" + ", ".join(f"{f.name}: {names[f.type]}" for f in schema) + ">"
+    return "STRUCT<" + ", ".join(f"{f.name}: {_SQL_TYPES[f.type]}" for f in schema) + ">"
+
+
+def _sql_schema(schema: pa.Schema) -> str:
+    """A DDL schema (`c0 STRING, c1 BIGINT`) of an Arrow schema."""
+    return ", ".join(f"{f.name} {_SQL_TYPES[f.type]}" for f in schema)
 
 
 def _bind(table: pa.Table, terms: tuple) -> pa.Table:

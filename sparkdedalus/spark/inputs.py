@@ -3,7 +3,7 @@
     frame = read_input(spark, program, decl, base_dir=None)
     # columns c0..cn-1 typed as the relation's columns, and `tick` (bigint):
     # NULL for a row that holds at every tick, else the tick it is stamped with
-    static, stamped = read_inputs(spark, program, inputs_dir=None, last_tick=None)   # for the tick loop
+    static, stamped, rows, files = read_inputs(spark, program, inputs_dir=None, last_tick=None)   # for the tick loop
 
 The rules are those of `sparkdedalus.inputs` (read its module doc): paths
 relative to `base_dir` when given, else to the declaring program file; the
@@ -31,6 +31,10 @@ its schema is the footer's too, so Spark runs no job to infer it), which
 each run then reads where it is used; one more in `read_inputs` when its rows
 may carry a tick (a `tick` column or field: the ticks they hold); one or two
 more to number the offending row on error.
+
+A Parquet file whose footer shows every row valid and that has no `tick`
+column is also named in `Inputs.files`: the driver may read it with pyarrow,
+with no Spark job (the Arrow fixpoint solved in the driver, spark/fixpoint.py).
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ class Inputs(NamedTuple):
     static: dict  # relation -> frame of rows holding at every tick
     stamped: dict  # relation -> (frame of stamped rows with a `tick` column, set of ticks)
     rows: dict  # relation -> the rows of its static frame, where known
+    files: dict  # relation -> the Parquet files holding all its rows, each valid by its footer (`Read.file`)
 
 
 def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | None = None) -> Inputs:
@@ -89,8 +94,11 @@ def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | 
     static: dict = {}
     stamped: dict = {}
     rows: dict = {}
+    files: dict = {}  # relation -> its valid Parquet files, or None when some input is not one
     for decl in program.inputs:
-        frame, has_ticks, counted = _reader(spark, program, decl, inputs_dir).frame()
+        frame, has_ticks, counted, file = _reader(spark, program, decl, inputs_dir).frame()
+        known = files.get(decl.name, [])
+        files[decl.name] = None if file is None or known is None else [*known, file]
         values = [c for c in frame.columns if c != TICK]
         every_tick = frame.where(F.col(TICK).isNull()) if has_ticks else frame
         static[decl.name] = _union(static.get(decl.name), every_tick.select(*values))
@@ -106,7 +114,8 @@ def read_inputs(spark, program, inputs_dir: str | None = None, last_tick: int | 
             previous, known = stamped.get(decl.name, (None, set()))
             ticks = found if last_tick is None else {t for t in found if t <= last_tick}
             stamped[decl.name] = (_union(previous, stamped_rows), known | ticks)
-    return Inputs(static, stamped, {name: n for name, n in rows.items() if n is not None})
+    return Inputs(static, stamped, {name: n for name, n in rows.items() if n is not None},
+                  {name: paths for name, paths in files.items() if paths is not None})
 
 
 def _union(a: DataFrame | None, b: DataFrame) -> DataFrame:
@@ -123,6 +132,7 @@ class Read(NamedTuple):
     frame: DataFrame  # the checked rows as c0..cn-1 and `tick` (NULL without a tick column or field)
     stamped: bool  # whether a row may carry a tick: a tick column or field
     rows: int  # the rows, counted by the job that checks them or read from a Parquet footer
+    file: str | None = None  # a Parquet file valid by its footer, without a `tick` column: the driver may read it
 
 
 class _Input:
@@ -390,7 +400,7 @@ class _ArrowInput(_Input):
                 bad = bad | F.col(TICK).isNotNull()
         if footer is not None:  # every row valid (`valid_footer`): nothing to look for
             return Read(raw.select(*[x.alias(f"c{i}") for i, x in enumerate(values)], tick.alias(TICK)), stamped,
-                        footer[1])
+                        footer[1], None if TICK in types else self.path)
         raw = raw.withColumn(_ROW, F.monotonically_increasing_id())
         checked = raw.select(_ROW, *[F.col(f"`{n}`") for n in types], bad.alias("__row_bad"),
                              *[x.alias(f"__c{i}") for i, x in enumerate(values)],

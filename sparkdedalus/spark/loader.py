@@ -12,6 +12,11 @@ and counted by a job of its own, to size the loop to it. Facts stamped with a ti
 that tick's start (`facts_pack`). Facts written in the program's text are
 inlined in the plan as a literal array up to INLINE_ROWS a relation, more are
 loaded once from an Arrow table; nothing here collects rows to the driver.
+
+The loader also knows which facts true at every tick the driver holds without
+Spark (`held_tables`): the program's facts, rows given as lists, and Parquet
+inputs valid by their footers (read with pyarrow): the Arrow fixpoint may solve
+a small component from them in the driver (spark/fixpoint.py, `driver_rows`).
 """
 
 from __future__ import annotations
@@ -48,13 +53,14 @@ class Loader:
     """The facts of a run, loaded once (see the module)."""
 
     def __init__(self, spark: SparkSession, plan: TickPlan, sql: TickSql, sizer: Sizer, edb: dict,
-                 stamped: dict, input_apart: bool, rows: dict):
+                 stamped: dict, input_apart: bool, rows: dict, files: dict | None = None):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py);
         `input_apart`: keep the relations no rule derives out of the packs
         (`full` adds them back); `rows`: {relation: rows} of the `edb` frames
-        whose rows are known."""
+        whose rows are known; `files`: {relation: Parquet files} of the `edb`
+        frames that are all their rows, each valid by its footer (spark/inputs.py)."""
         self.spark = spark
         self.plan = plan
         self.sql = sql
@@ -63,14 +69,29 @@ class Loader:
         self.layout = plan.layout
         self.stamped = dict(stamped)
         self.facts_at = self._text_facts()
-        frames, counts = self._static_frames(edb, rows)
+        self._held: dict = {}  # relation -> (rows as lists or Parquet paths, their rows): facts the driver holds
+        self._distinct: dict = {}  # relation -> the set of its facts true at every tick, None: not known here
+        frames, counts = self._static_frames(edb, rows, files or {})
         plan.keep_apart(set(frames), input_apart)
         apart = plan.apart
-        self.input_pack, self.input_rows_apart = self._static_pack({n: f for n, f in frames.items() if n in apart},
-                                                                   counts)
+        inputs = {n: f for n, f in frames.items() if n in apart}
+        self._input_pack, self._input_plan = None, None
+        if inputs and all(counts.get(n) is not None for n in inputs):
+            # planned when first read (`input_pack`), in the partitions of now: a run whose
+            # recursion the driver solves (spark/fixpoint.py) may never read it
+            self._input_plan = (inputs, counts, Sizer(sizer.partitions, sizer.most_partitions, sizer.partitioned))
+            self.input_rows_apart = sum(counts[n] for n in inputs)
+            sizer.sized(self.input_rows_apart)
+        else:
+            self._input_pack, self.input_rows_apart = self._static_pack(inputs, counts)
         self.static_pack, static_rows = self._static_pack({n: f for n, f in frames.items() if n not in apart},
                                                           counts)
         sizer.sized(self.input_rows_apart + static_rows)
+        #: {relation: its distinct facts} of the static pack when the driver knows them all (the
+        #: program's facts and rows given as lists, counted as sets), else None: a first tick's
+        #: pack may then be counted without a job (executor.Executor._pack)
+        self.static_distinct = None if any(self._distinct.get(n) is None for n in frames if n not in apart) \
+            else {n: len(self._distinct[n]) for n in frames if n not in apart}
 
     def frame(self, name: str, rows: list) -> DataFrame:
         """Rows as a frame: up to INLINE_ROWS an inline array in one partition
@@ -124,17 +145,33 @@ class Loader:
                 facts_at.setdefault(tick, {}).setdefault(name, []).append(tuple(row))
         return facts_at
 
-    def _static_frames(self, edb: dict, known: dict) -> tuple[dict, dict]:
+    def _static_frames(self, edb: dict, known: dict, files: dict) -> tuple[dict, dict]:
         """The frames of the facts true at every tick, {relation: frame}, and
         their rows where known, {relation: rows}: the program's own facts and
-        rows given as lists are counted here, `edb` frames when `known` counts them."""
+        rows given as lists are counted here, `edb` frames when `known` counts them.
+        Records in `self._held` the relations whose facts the driver holds
+        (`held_tables`)."""
         rows: dict = {}
         for fact in self.program.facts:
             if fact.tick is None:
                 rows.setdefault(fact.atom.name, set()).add(fact.row)
         frames = {name: self.frame(name, sorted(r)) for name, r in rows.items()}
         counts = {name: len(r) for name, r in rows.items()}
+        self._held = {name: ([sorted(r)], len(r)) for name, r in rows.items()}
+        self._distinct = {name: set(r) for name, r in rows.items()}  # relation -> its facts, or None: unknown
         for name, frame in edb.items():
+            held = self._held.get(name, ([], 0))
+            if isinstance(frame, list):
+                self._held[name] = ([*held[0], [tuple(r) for r in frame]], held[1] + len(frame))
+                known_rows = self._distinct.get(name, set())
+                self._distinct[name] = None if known_rows is None else known_rows | {tuple(r) for r in frame}
+            elif name in files and known.get(name) is not None:
+                self._held[name] = ([*held[0], *files[name]], held[1] + known[name])
+            else:
+                self._held[name] = None  # a frame only Spark holds
+            if not isinstance(frame, list):
+                self._distinct[name] = None
+
             if name not in self.program.relations:
                 raise InputError(f"EDB given for unknown relation '{name}'")
             typed = frame.toDF(*self.layout.schemas[name].fieldNames()) if not isinstance(frame, list) \
@@ -146,6 +183,7 @@ class Loader:
         if CRASH in self.program.relations and self.plan.network.crashes:
             frames[CRASH] = self._crash_frame(frames)
             counts[CRASH] = None
+            self._held[CRASH] = self._distinct[CRASH] = None
         return frames, counts
 
     def _crash_frame(self, frames: dict) -> DataFrame:
@@ -164,29 +202,45 @@ class Loader:
         located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
         return known.unionAll(located).distinct()
 
-    def _static_pack(self, frames: dict, counts: dict) -> tuple[DataFrame | None, int]:
+    @property
+    def input_pack(self) -> DataFrame | None:
+        """The pack of the inputs kept apart (`TickPlan.apart`), or None: a lazy
+        checkpoint, planned when first read when its rows were known at set-up."""
+        if self._input_plan is not None:
+            frames, counts, sizer = self._input_plan
+            self._input_plan = None
+            self._input_pack, _ = self._static_pack(frames, counts, TickSql(self.spark, self.plan, sizer))
+        return self._input_pack
+
+    def _static_pack(self, frames: dict, counts: dict, sql: TickSql | None = None) -> tuple[DataFrame | None, int]:
         """Facts true at every tick, packed once, and their rows (a replicated
         relation's counted once): a lazy checkpoint when `counts` has every
         frame's rows, else materialised and counted (one job). As a tick's
         start, they may hold a fact twice (an input's repeated row): rules read
-        relations as sets, and a pack, or `full`, holds each fact once."""
+        relations as sets, and a pack, or `full`, holds each fact once. `sql`:
+        the TickSql to plan it with (default: the loop's)."""
         if not frames:
             return None, 0
-        sql = self.sql
+        sql = sql or self.sql
+        sizer = sql.sizer
         pack = sql.union([self.layout.part_sql(n, STATE, sql.name(sql.bucketed(n, sql.views.of(f))))
                           for n, f in frames.items()])
         if self.plan.partitioner is not None:
-            pack = f"SELECT /*+ REPARTITION({self.sizer.most_partitions}, {PARTITION_COLUMN}) */ * FROM {sql.name(pack)}"
-        elif self.sizer.partitions > 1:
-            pack = f"SELECT /*+ REPARTITION({self.sizer.partitions}) */ * FROM {sql.name(pack)}"
+            pack = f"SELECT /*+ REPARTITION({sizer.most_partitions}, {PARTITION_COLUMN}) */ * FROM {sql.name(pack)}"
+        elif sizer.partitions > 1:
+            pack = f"SELECT /*+ REPARTITION({sizer.partitions}) */ * FROM {sql.name(pack)}"
         if all(counts.get(n) is not None for n in frames):
             rows = sum(counts[n] for n in frames)
             pack = sql.checkpoint(pack)
-            self.sizer.sized(rows)
+            sizer.sized(rows)
         else:
             pack, (_, rows) = sql.materialised(pack, self.layout.home_copy())
         sql.end()
         return pack, rows
+
+    def stamped_with(self, tick: int) -> set:
+        """The relations with facts stamped with `tick` (the program's and the inputs')."""
+        return set(self.facts_at.get(tick, {})) | {n for n, (_, ticks) in self.stamped.items() if tick in ticks}
 
     def facts_pack(self, tick: int) -> str | None:
         """SQL: the facts stamped with `tick` (the program's and the inputs'), packed."""
@@ -205,9 +259,44 @@ class Loader:
         # moved to their buckets once, for every plan of the tick that reads them
         return sql.cut(sql.spread(sql.union(parts)))
 
+    def held_rows(self, names) -> int | None:
+        """The rows of the facts true at every tick of relations `names` when
+        the driver holds them all (`held_tables`), else None."""
+        held = [self._held.get(n, ([], 0)) for n in names]
+        return None if None in held else sum(rows for _, rows in held)
+
+    def held_tables(self, names) -> dict:
+        """{relation: pa.Table c0..} of the facts true at every tick of
+        relations `names`, read in the driver without Spark: the program's
+        facts, rows given as lists, Parquet files with pyarrow (a relation
+        with none: an empty table). Only for relations `held_rows` counts;
+        a fact may appear twice (rules read relations as sets)."""
+        import pyarrow.parquet as pq
+
+        tables = {}
+        for name in names:
+            schema = pa.schema([(f.name, _ARROW_TYPES.get(type(f.dataType), pa.string()))
+                                for f in self.layout.schemas[name].fields])
+            pieces = []
+            for piece in self._held.get(name, ([], 0))[0]:
+                if isinstance(piece, str):  # a Parquet file valid by its footer: the relation's columns, no NULL
+                    read = pq.read_table(piece, columns=list(self.program.relations[name].columns))
+                    pieces.append(read.rename_columns(schema.names).cast(schema, safe=False))  # as Spark casts
+                else:
+                    pieces.append(pa.Table.from_pylist([dict(zip(schema.names, row)) for row in piece], schema))
+            tables[name] = pa.concat_tables(pieces) if pieces else schema.empty_table()
+        return tables
+
     def read_apart(self, name: str) -> str:
         """SQL: relation `name`, which no rule derives, read from the inputs kept apart."""
         return self.layout.read_sql(self.sql.views.of(self.input_pack), name)
+
+    def holding(self, pack: DataFrame, name: str) -> DataFrame:
+        """What holds relation `name`'s facts of the tick whose pack is `pack`,
+        each once: the pack, or for a relation kept apart the inputs' pack
+        (`full` without the pack that does not hold it)."""
+        return pack if name not in self.plan.apart or self.input_pack is None else \
+            self.input_pack.where(self.layout.home_copy()).distinct()
 
     def full(self, pack: DataFrame) -> DataFrame:
         """A tick's pack with the relations kept apart (`TickPlan.apart`): every

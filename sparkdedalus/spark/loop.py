@@ -29,7 +29,8 @@ class TickLoop:
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
                  edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
                  gc: list | None = None, policy: bool = True, input_apart: bool = True,
-                 names: JobNames | None = None, count_exchanges: bool = False, rows: dict | None = None):
+                 names: JobNames | None = None, count_exchanges: bool = False, rows: dict | None = None,
+                 files: dict | None = None):
         """`edb`: {relation: frame or rows} holding at every tick; `stamped`:
         {relation: (frame with a `tick` column, set of its ticks)}, rows holding
         at their tick only (`.input` rows with a tick, see spark/inputs.py);
@@ -39,13 +40,16 @@ class TickLoop:
         relations no rule derives out of the packs (`full` adds them back);
         `names`: names the jobs (default: a JobNames of its own);
         `count_exchanges`: fill `TickStats.exchanges`; `rows`: {relation: rows}
-        of the `edb` frames whose rows are known (counted when read)."""
+        of the `edb` frames whose rows are known (counted when read); `files`:
+        {relation: Parquet files} of the `edb` frames that are all their rows
+        (valid by their footers: the driver may read them, spark/inputs.py)."""
         stamped = dict(stamped or {})
         most = partitions or max_partitions(spark)
         self.plan = TickPlan(spark, program, network or Network(), frozenset(stamped), list(gc or ()), policy, most)
         self.sizer = Sizer(partitions, most, self.plan.partitioner is not None, count_exchanges)
         sql = TickSql(spark, self.plan, self.sizer)
-        self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart, rows or {})
+        self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart, rows or {},
+                             files or {})
         self.executor = Executor(spark, self.plan, sql, self.sizer, self.loader, names or JobNames(spark))
 
     @property
@@ -57,6 +61,11 @@ class TickLoop:
         """Tick `tick`'s pack from the previous one (None at the first tick),
         materialised; its TickStats appended to `state.stats`."""
         return self.executor.run_tick(tick, previous, state)
+
+    def holding(self, pack: DataFrame, name: str) -> DataFrame:
+        """What holds relation `name`'s facts of a tick whose pack is `pack`:
+        the pack, or the inputs kept apart for one of them."""
+        return self.loader.holding(pack, name)
 
     def full(self, pack: DataFrame) -> DataFrame:
         """A tick's pack with the relations kept apart: every fact of the tick, once."""

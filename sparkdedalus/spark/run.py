@@ -69,7 +69,7 @@ class Run:
         if self.store is not None:  # time travel through the Delta tables
             return self.store.relation(name, self.ticks if tick is None else tick)
         _, pack = self._pack(tick)
-        frame = self.driver.loop.layout.extract(self.driver.loop.full(pack), name, STATE)
+        frame = self.driver.loop.layout.extract(self.driver.loop.holding(pack, name), name, STATE)
         return frame.toDF(*self.program.relations[name].columns)
 
     def messages(self, tick: int | None = None) -> DataFrame:
