@@ -350,8 +350,8 @@ class _ArrowInput(_Input):
         import pyarrow.parquet as pq
         from pyspark.sql.pandas.types import from_arrow_schema
         try:
-            metadata = pq.ParquetFile(self.path).metadata
-            schema = from_arrow_schema(pq.read_schema(self.path))
+            footer = pq.ParquetFile(self.path)
+            metadata, schema = footer.metadata, from_arrow_schema(footer.schema_arrow)
         except Exception:  # unreadable, or a type Spark has no match for: the reader reports it
             return None
         types = {f.name: f.dataType for f in schema.fields}
