@@ -330,34 +330,15 @@ class Executor:
                        for n, d in self._derive_all(group, group_names, current, news, tick, state).items()}
                 arrow_only = False
             elif arrow is not None:
-                buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
                 shared = read_after or k < len(groups) - 1  # read by more than the tick's pack
-                held = self._held(arrow, group_names, tick)
-                if held is not None:  # solved here, its rows known: no job
-                    frames, per_relation = arrow.solve_here(self.spark, held)
-                    rows, counted = sum(per_relation.values()), True
-                    in_driver += 1
-                    if driver_found is not None:
-                        driver_found.update(per_relation)
-                else:
-                    reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
-                    grown = {n: self.sql.frame_of(news[n]) for n in arrow.reads if n in news} \
-                        if news is not None and arrow.differential else None  # semi-naive across ticks
-                    small = max(state.found.get(tuple(group_names), ROWS_PER_PARTITION),
-                                self.sizer.input_rows) < ROWS_PER_PARTITION
-                    counted = shared and not small
-                    with self.codegen.compiling():
-                        frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted, shared,
-                                                    grown)
+                new, here = self._arrow(arrow, group_names, current, news, tick, state, shared)
+                if here is None:
                     in_pack |= not shared
                     driver_found = None
-                if counted:
-                    state.found[tuple(group_names)] = rows
-                    self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
-                    self.codegen.grow(rows)  # its code compiled if that is large
-                new = {n: self.sql.views.of(f) for n, f in frames.items()}
-                if self.plan.partitioner is not None:  # the facts into their buckets
-                    new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}
+                else:
+                    in_driver += 1
+                    if driver_found is not None:
+                        driver_found.update(here)
             else:
                 new, rounds = self._loop(group, group_names, current, news, tick, state)
                 iterations += rounds
@@ -368,6 +349,36 @@ class Executor:
                 if news is not None and n in news:
                     news[n] = self._grown(n, news[n], new[n])
         return Recursion(found, iterations, arrow_only, in_pack, in_driver, driver_found)
+
+    def _arrow(self, arrow: ArrowFixpoint, names: list, current: dict, news: dict | None, tick: int,
+               state: LoopState, shared: bool) -> tuple[dict, dict | None]:
+        """A recursive component the Arrow fixpoint solves: its new facts
+        ({relation: SQL}), and, when the driver solved it (`_held`), the rows
+        it found per relation (else None: a Spark job solves it, counted
+        unless `shared` is false or it was small, see `_recursive`)."""
+        held = self._held(arrow, names, tick)
+        here = None
+        if held is not None:  # solved here, its rows known: no job
+            frames, here = arrow.solve_here(self.spark, held)
+            rows, counted = sum(here.values()), True
+        else:
+            reads = {n: self.sql.frame_of(current[n]) for n in arrow.reads}
+            grown = {n: self.sql.frame_of(news[n]) for n in arrow.reads if n in news} \
+                if news is not None and arrow.differential else None  # semi-naive across ticks
+            small = max(state.found.get(tuple(names), ROWS_PER_PARTITION),
+                        self.sizer.input_rows) < ROWS_PER_PARTITION
+            counted = shared and not small
+            buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
+            with self.codegen.compiling():
+                frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted, shared, grown)
+        if counted:
+            state.found[tuple(names)] = rows
+            self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
+            self.codegen.grow(rows)  # its code compiled if that is large
+        new = {n: self.sql.views.of(f) for n, f in frames.items()}
+        if self.plan.partitioner is not None:  # the facts into their buckets
+            new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}
+        return new, here
 
     def _held(self, arrow: ArrowFixpoint, names: list, tick: int) -> dict | None:
         """The tables ({relation: pa.Table}) a component reads, when the
@@ -380,9 +391,8 @@ class Executor:
         limit = driver_rows(self.spark)
         if limit <= 0 or self._previous is not None:
             return None
-        elsewhere = {r.head.name for r in self.program.rules if r.delivery == "now" and r.head.name not in names}
         stamped = self.loader.stamped_with(tick)
-        if any(n in elsewhere or n in stamped for n in arrow.reads):
+        if any((n in self.plan.derived_now and n not in names) or n in stamped for n in arrow.reads):
             return None
         rows = self.loader.held_rows(arrow.reads)
         if rows is None or rows > limit:

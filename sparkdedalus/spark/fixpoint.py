@@ -523,13 +523,14 @@ def _unit() -> pa.Table:
 _SQL_TYPES = {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.string(): "STRING", pa.bool_(): "BOOLEAN"}
 
 
-def _sql_struct(schema: pa.Schema) -> str:
-    return "STRUCT<" + ", ".join(f"{f.name}: {_SQL_TYPES[f.type]}" for f in schema) + ">"
-
-
-def _sql_schema(schema: pa.Schema) -> str:
+def _sql_schema(schema: pa.Schema, separator: str = " ") -> str:
     """A DDL schema (`c0 STRING, c1 BIGINT`) of an Arrow schema."""
-    return ", ".join(f"{f.name} {_SQL_TYPES[f.type]}" for f in schema)
+    return ", ".join(f"{f.name}{separator}{_SQL_TYPES[f.type]}" for f in schema)
+
+
+def _sql_struct(schema: pa.Schema) -> str:
+    """The struct type (`STRUCT<c0: STRING, c1: BIGINT>`) of an Arrow schema's rows."""
+    return f"STRUCT<{_sql_schema(schema, ': ')}>"
 
 
 def _bind(table: pa.Table, terms: tuple) -> pa.Table:

@@ -70,7 +70,6 @@ class Loader:
         self.stamped = dict(stamped)
         self.facts_at = self._text_facts()
         self._held: dict = {}  # relation -> (rows as lists or Parquet paths, their rows): facts the driver holds
-        self._distinct: dict = {}  # relation -> the set of its facts true at every tick, None: not known here
         frames, counts = self._static_frames(edb, rows, files or {})
         plan.keep_apart(set(frames), input_apart)
         apart = plan.apart
@@ -90,8 +89,7 @@ class Loader:
         #: {relation: its distinct facts} of the static pack when the driver knows them all (the
         #: program's facts and rows given as lists, counted as sets), else None: a first tick's
         #: pack may then be counted without a job (executor.Executor._pack)
-        self.static_distinct = None if any(self._distinct.get(n) is None for n in frames if n not in apart) \
-            else {n: len(self._distinct[n]) for n in frames if n not in apart}
+        self.static_distinct = self._distinct([n for n in frames if n not in apart])
 
     def frame(self, name: str, rows: list) -> DataFrame:
         """Rows as a frame: up to INLINE_ROWS an inline array in one partition
@@ -158,24 +156,19 @@ class Loader:
         frames = {name: self.frame(name, sorted(r)) for name, r in rows.items()}
         counts = {name: len(r) for name, r in rows.items()}
         self._held = {name: ([sorted(r)], len(r)) for name, r in rows.items()}
-        self._distinct = {name: set(r) for name, r in rows.items()}  # relation -> its facts, or None: unknown
         for name, frame in edb.items():
-            held = self._held.get(name, ([], 0))
-            if isinstance(frame, list):
-                self._held[name] = ([*held[0], [tuple(r) for r in frame]], held[1] + len(frame))
-                known_rows = self._distinct.get(name, set())
-                self._distinct[name] = None if known_rows is None else known_rows | {tuple(r) for r in frame}
-            elif name in files and known.get(name) is not None:
-                self._held[name] = ([*held[0], *files[name]], held[1] + known[name])
-            else:
-                self._held[name] = None  # a frame only Spark holds
-            if not isinstance(frame, list):
-                self._distinct[name] = None
-
             if name not in self.program.relations:
                 raise InputError(f"EDB given for unknown relation '{name}'")
-            typed = frame.toDF(*self.layout.schemas[name].fieldNames()) if not isinstance(frame, list) \
-                else self.frame(name, [tuple(r) for r in frame])
+            held = self._held.get(name, ([], 0))
+            if isinstance(frame, list):
+                given = [tuple(r) for r in frame]
+                self._held[name] = ([*held[0], given], held[1] + len(given))
+                typed = self.frame(name, given)
+            else:
+                valid = name in files and known.get(name) is not None
+                self._held[name] = ([*held[0], *files[name]], held[1] + known[name]) if valid \
+                    else None  # a frame only Spark holds
+                typed = frame.toDF(*self.layout.schemas[name].fieldNames())
             typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
             frames[name] = frames[name].unionAll(typed) if name in frames else typed
             given = len(frame) if isinstance(frame, list) else known.get(name)
@@ -183,7 +176,7 @@ class Loader:
         if CRASH in self.program.relations and self.plan.network.crashes:
             frames[CRASH] = self._crash_frame(frames)
             counts[CRASH] = None
-            self._held[CRASH] = self._distinct[CRASH] = None
+            self._held[CRASH] = None
         return frames, counts
 
     def _crash_frame(self, frames: dict) -> DataFrame:
@@ -258,6 +251,15 @@ class Loader:
             return sql.union(parts)
         # moved to their buckets once, for every plan of the tick that reads them
         return sql.cut(sql.spread(sql.union(parts)))
+
+    def _distinct(self, names) -> dict | None:
+        """{relation: its distinct facts true at every tick} of relations
+        `names` when the driver holds them all as rows (the program's facts,
+        rows given as lists), else None."""
+        held = [self._held.get(n) for n in names]
+        if any(h is None or any(isinstance(piece, str) for piece in h[0]) for h in held):
+            return None
+        return {n: len(set().union(*pieces)) for n, (pieces, _) in zip(names, held)}
 
     def held_rows(self, names) -> int | None:
         """The rows of the facts true at every tick of relations `names` when

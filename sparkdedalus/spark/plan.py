@@ -42,6 +42,8 @@ class TickPlan:
         self.carried = carried_relations(program, growing)
         self.differential = differential_rules(program, growing, self.collected)
         self.rule_order = self._rule_order()
+        #: the relations some rule derives for the same tick
+        self.derived_now = frozenset(r.head.name for r in program.rules if r.delivery == "now")
         self._fixpoints: dict = {}  # stratum relations -> ArrowFixpoint or None
         pivots = self._pivot_columns() if spark.conf.get(SETTING, ARROW) == ARROW else {}
         self.partitioner = Partitioner(program, most_partitions, pivots) if policy else None
