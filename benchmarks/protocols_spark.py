@@ -12,8 +12,9 @@ One JSON line per run: protocol, partitions, clients, ticks, wall seconds (the
 engine's run, the session already started and warmed by a small run), simulated
 ticks per second, facts per second (the facts the ticks hand on, `TickStats.facts`,
 summed, over the seconds), the median tick, Spark jobs, and the commands answered
-(`committed` at the last tick). With `--check` the reference evaluator runs the same
-program and its answered commands must be the same (exit 1 otherwise). The
+(`committed` at the last tick). With `--check` the reference evaluator then runs the
+same program (a "protocol_check" line after the run's) and its answered commands must
+be the same (exit 1 otherwise). The
 programs' clients number their commands K, K + 1000, ...: at most 1,000 clients (client
 1,000's ids are the multiples of 1,000, which no other client's are). The
 network is the default one: a capacity models a node's cost in the simulation
@@ -37,7 +38,8 @@ from engine import Jobs, emit, git_state, load, log, start_session  # noqa: E402
 from sparkdedalus.throughput.closed_loop import COMMITTED, client_rows  # noqa: E402
 
 
-def run_once(spark, jobs, protocol: str, partitions: int, clients: int, ticks: int, check: bool) -> dict:
+def run_once(spark, jobs, protocol: str, partitions: int, clients: int, ticks: int) -> tuple[dict, tuple]:
+    """The engine's run: its row, and (program, edb) for `check`."""
     from sparkdedalus.spark.engine import Engine
 
     program, _ = protocols.scalable(protocol, partitions)
@@ -55,14 +57,20 @@ def run_once(spark, jobs, protocol: str, partitions: int, clients: int, ticks: i
            "facts": facts, "facts_per_second": round(facts / seconds),
            "median_tick_seconds": round(statistics.median(s.seconds for s in run.stats), 3),
            "spark_jobs": len(jobs.ids(group)), "answered": answered}
-    if check:
-        from sparkdedalus.reference import run as reference_run
-        started = time.perf_counter()
-        trace = reference_run(program, ticks=ticks, edb=edb, gc=True)
-        out["reference_seconds"] = round(time.perf_counter() - started, 2)
-        out["reference_answered"] = len(trace.relation(COMMITTED, tick=ticks))
-        out["agree"] = out["reference_answered"] == answered
-    return out
+    return out, (program, edb)
+
+
+def check(row: dict, program, edb) -> dict:
+    """The reference evaluator's run of the same program: its seconds, the
+    commands it answered and whether they are the engine's number."""
+    from sparkdedalus.reference import run as reference_run
+
+    started = time.perf_counter()
+    trace = reference_run(program, ticks=row["ticks"], edb=edb, gc=True)
+    answered = len(trace.relation(COMMITTED, tick=row["ticks"]))
+    return {"protocol": row["protocol"], "partitions": row["partitions"], "clients": row["clients"],
+            "ticks": row["ticks"], "reference_seconds": round(time.perf_counter() - started, 2),
+            "reference_answered": answered, "answered": row["answered"], "agree": answered == row["answered"]}
 
 
 def main(argv=None) -> int:
@@ -83,14 +91,17 @@ def main(argv=None) -> int:
     load("start")
     spark = start_session({})
     jobs = Jobs(spark)
-    run_once(spark, jobs, names[0], args.partitions, 2, 3, check=False)  # warm-up: JVM, first plans
+    run_once(spark, jobs, names[0], args.partitions, 2, 3)  # warm-up: JVM, first plans
     agree = True
     for protocol in names:
         for clients in counts:
-            result = run_once(spark, jobs, protocol, args.partitions, clients, args.ticks, args.check)
-            agree = agree and result.get("agree", True)
+            result, (program, edb) = run_once(spark, jobs, protocol, args.partitions, clients, args.ticks)
             log(f"{protocol} {clients} clients: {result['seconds']} s, {result['answered']} answered")
             emit("protocol_on_spark", commit=git_state(), **result)
+            if args.check:
+                checked = check(result, program, edb)
+                agree = agree and checked["agree"]
+                emit("protocol_check", **checked)
     load("end")
     return 0 if agree else 1
 

@@ -4,7 +4,7 @@ the session's status store (classic sessions; the UI need not be on).
 Per tick: wall seconds, the seconds during which some stage ran (`stage_busy`), the
 rest (`driver_only`: planning, py4j, Python), the task seconds over the busy seconds
 (`parallelism`: 2 means both task slots of local[2] busy), the share of task time on a
-CPU (`task_cpu_share`), and the bytes the tick's stages read (cached blocks and files:
+CPU (`task_cpu_share`) and in the JVM's garbage collector (`task_gc_share`), and the bytes the tick's stages read (cached blocks and files:
 `input_bytes`), shuffled and spilled.
 
     >>> busy_seconds([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)])
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 def stage_rows(spark) -> list[dict]:
     """Every completed stage of the session: its start and end (epoch seconds), tasks,
-    task run and CPU seconds, bytes read, shuffled and spilled."""
+    task run, CPU and garbage-collection seconds, bytes read, shuffled and spilled."""
     rows = []
     # AppStatusStore.stageList(statuses, details, withSummaries, quantiles, taskStatuses)
     context = spark.sparkContext
@@ -31,7 +31,8 @@ def stage_rows(spark) -> list[dict]:
         rows.append({"start": stage.submissionTime().get().getTime() / 1000,
                      "end": stage.completionTime().get().getTime() / 1000,
                      "tasks": stage.numTasks(), "run": stage.executorRunTime() / 1000,
-                     "cpu": stage.executorCpuTime() / 1e9, "input_bytes": stage.inputBytes(),
+                     "cpu": stage.executorCpuTime() / 1e9, "gc": stage.jvmGcTime() / 1000,
+                     "input_bytes": stage.inputBytes(),
                      "shuffle_read_bytes": stage.shuffleReadBytes(),
                      "shuffle_write_bytes": stage.shuffleWriteBytes(),
                      "spilled_bytes": stage.memoryBytesSpilled() + stage.diskBytesSpilled()})
@@ -58,6 +59,7 @@ def summary(stages: list[dict], start: float, end: float) -> dict:
             "stage_busy": round(busy, 3), "driver_only": round(end - start - busy, 3),
             "parallelism": round(run / busy, 2) if busy else None,
             "task_cpu_share": round(sum(s["cpu"] for s in mine) / run, 2) if run else None,
+            "task_gc_share": round(sum(s.get("gc", 0.0) for s in mine) / run, 2) if run else None,
             "input_bytes": sum(s["input_bytes"] for s in mine),
             "largest_stage_input_bytes": max((s["input_bytes"] for s in mine), default=0),
             "shuffle_bytes": sum(s["shuffle_read_bytes"] + s["shuffle_write_bytes"] for s in mine),
