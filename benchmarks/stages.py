@@ -4,8 +4,9 @@ the session's status store (classic sessions; the UI need not be on).
 Per tick: wall seconds, the seconds during which some stage ran (`stage_busy`), the
 rest (`driver_only`: planning, py4j, Python), the task seconds over the busy seconds
 (`parallelism`: 2 means both task slots of local[2] busy), the share of task time on a
-CPU (`task_cpu_share`) and in the JVM's garbage collector (`task_gc_share`), and the bytes the tick's stages read (cached blocks and files:
-`input_bytes`), shuffled and spilled.
+CPU (`task_cpu_share`) and in the JVM's garbage collector (`task_gc_share`), and the
+bytes the tick's stages read (cached blocks and files: `input_bytes`), shuffled and
+spilled.
 
     >>> busy_seconds([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)])
     4.0
