@@ -162,17 +162,17 @@ class Loader:
             held = self._held.get(name, ([], 0))
             if isinstance(frame, list):
                 given = [tuple(r) for r in frame]
-                self._held[name] = ([*held[0], given], held[1] + len(given))
+                size = len(given)
+                self._held[name] = ([*held[0], given], held[1] + size)
                 typed = self.frame(name, given)
             else:
-                valid = name in files and known.get(name) is not None
-                self._held[name] = ([*held[0], *files[name]], held[1] + known[name]) if valid \
-                    else None  # a frame only Spark holds
+                size = known.get(name)  # None: not known here
+                self._held[name] = ([*held[0], *files[name]], held[1] + size) \
+                    if name in files and size is not None else None  # None: a frame only Spark holds
                 typed = frame.toDF(*self.layout.schemas[name].fieldNames())
             typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
             frames[name] = frames[name].unionAll(typed) if name in frames else typed
-            given = len(frame) if isinstance(frame, list) else known.get(name)
-            counts[name] = None if given is None else counts.get(name, 0) + given
+            counts[name] = None if size is None else counts.get(name, 0) + size
         if CRASH in self.program.relations and self.plan.network.crashes:
             frames[CRASH] = self._crash_frame(frames)
             counts[CRASH] = None
