@@ -7,6 +7,7 @@ with SIZE ballots / transactions, in local[1] and in local[2].
     .venv/bin/python benchmarks/large_ticks.py --quick                # 300 of each (smoke test)
     .venv/bin/python benchmarks/large_ticks.py --masters local[2] --workloads voting --stages
     .venv/bin/python benchmarks/large_ticks.py --conf spark.sql.codegen.cache.maxEntries=100
+    .venv/bin/python benchmarks/large_ticks.py --workloads voting --ticks 10   # past the JVM's warm-up
 
 With `--stages`, every tick also gets the summary of the Spark stages that ran during it
 (benchmarks/stages.py: busy and driver-only seconds, parallelism, CPU share, bytes read).
@@ -62,9 +63,10 @@ def compiler_counts(spark) -> tuple[int, int]:
     return classes, jvm.java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime()
 
 
-def run_child(master: str, name: str, size: int, stages: bool = False, conf: dict | None = None) -> dict:
-    """One run of workload `name` in this process's session on `master` (with the
-    Spark settings `conf`); with `stages`, each tick's Spark stages summed up
+def run_child(master: str, name: str, size: int, stages: bool = False, conf: dict | None = None,
+              ticks: int = TICKS) -> dict:
+    """One run of workload `name`, `ticks` ticks, in this process's session on `master`
+    (with the Spark settings `conf`); with `stages`, each tick's Spark stages summed up
     (benchmarks/stages.py)."""
     from sparkdedalus import Program
     from sparkdedalus.shell.run_spark import _jvm_stdout
@@ -84,7 +86,7 @@ def run_child(master: str, name: str, size: int, stages: bool = False, conf: dic
         print(f"{master} {name} tick {tick}: {stats.seconds:.1f} s, {stats.facts} facts", file=sys.stderr, flush=True)
 
     started = time.perf_counter()
-    run = Engine(spark).run(program, TICKS, edb=edb_of(spark, size), progress=progress)
+    run = Engine(spark).run(program, ticks, edb=edb_of(spark, size), progress=progress)
     total = time.perf_counter() - started
     per_tick = [{"tick": s.tick, "seconds": seconds, "facts": s.facts,
                  "facts_per_second": round(s.facts / seconds) if seconds else None,
@@ -97,7 +99,7 @@ def run_child(master: str, name: str, size: int, stages: bool = False, conf: dic
 
         for row, summary in zip(per_tick, stage_summaries(spark, marks)):
             row["stages"] = summary
-    digests = {t: digest(run, program, t) for t in range(1, TICKS + 1)}
+    digests = {t: digest(run, program, t) for t in range(1, ticks + 1)}
     spark.stop()
     return {"master": master, "workload": name, "size": size, "per_tick": per_tick,
             "total_seconds": round(total, 3), "digests": digests,
@@ -106,9 +108,10 @@ def run_child(master: str, name: str, size: int, stages: bool = False, conf: dic
             "heap_mib_max": max(heaps)}
 
 
-def in_child(master: str, name: str, size: int, stages: bool, conf: list[str]) -> dict:
+def in_child(master: str, name: str, size: int, stages: bool, conf: list[str], ticks: int) -> dict:
     """run_child in a new Python process (a new JVM); its stderr passes through."""
-    out = subprocess.run([sys.executable, __file__, "--child", master, "--workloads", name, "--size", str(size)]
+    out = subprocess.run([sys.executable, __file__, "--child", master, "--workloads", name, "--size", str(size),
+                          "--ticks", str(ticks)]
                          + (["--stages"] if stages else []) + [f"--conf={item}" for item in conf],
                          stdout=subprocess.PIPE, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -119,6 +122,7 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=100_000, help="ballots and transactions (default 100000)")
     parser.add_argument("--masters", default="local[1],local[2]")
     parser.add_argument("--workloads", default="voting,two_phase_commit")
+    parser.add_argument("--ticks", type=int, default=TICKS, help=f"ticks per run (default {TICKS})")
     parser.add_argument("--quick", action="store_true", help="300 of each (smoke test)")
     parser.add_argument("--stages", action="store_true",
                         help="per tick, the Spark stages that ran during it (benchmarks/stages.py)")
@@ -128,17 +132,19 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     size = 300 if args.quick else args.size
     bad = [item for item in args.conf if "=" not in item]
+    if args.ticks < 1:
+        parser.error(f"--ticks {args.ticks}: at least 1")
     if bad:
         parser.error(f"--conf {bad[0]!r}: expected KEY=VALUE")
     if args.child:
         conf = dict(item.split("=", 1) for item in args.conf)
-        print(json.dumps(run_child(args.child, args.workloads, size, args.stages, conf)), flush=True)
+        print(json.dumps(run_child(args.child, args.workloads, size, args.stages, conf, args.ticks)), flush=True)
         return 0
     load("start")
-    emit("config", conf=args.conf)
+    emit("config", conf=args.conf, ticks=args.ticks)
     failed = 0
     for name in args.workloads.split(","):
-        results = [in_child(master, name, size, args.stages, args.conf) for master in args.masters.split(",")]
+        results = [in_child(master, name, size, args.stages, args.conf, args.ticks) for master in args.masters.split(",")]
         for result in results:
             emit("run", **{k: v for k, v in result.items() if k != "digests"})
         identical = all(r["digests"] == results[0]["digests"] for r in results)
