@@ -49,6 +49,28 @@ def exchanges(frame: DataFrame) -> int | None:
     return len(re.findall(r"^[\s:+|-]*(?:Broadcast)?Exchange\b", plan, re.MULTILINE))
 
 
+def without_estimate(frame: DataFrame) -> DataFrame:
+    """`frame`, a checkpoint, with Spark's default size estimate instead of the
+    one it inherits from the plan it was made from. The estimate of a join is the
+    product of its inputs', and a checkpoint keeps its plan's: a pack made from
+    joins over the previous pack multiplied the previous estimate every tick (in
+    several partitions, where no limit bounds it), a number of thousands of digits
+    after 16 ticks of voting.ded, whose products then took the driver seconds,
+    doubling every tick. Classic sessions only (the plan is rebuilt in the JVM);
+    on Spark Connect `frame` itself."""
+    jdf = getattr(frame, "_jdf", None)
+    if jdf is None:
+        return frame
+    spark = frame.sparkSession
+    jvm, session = spark._jvm, spark._jsparkSession
+    scan = jdf.queryExecution().analyzed()  # the checkpoint's LogicalRDD
+    none = jvm.scala.Option.empty()
+    fresh = jvm.org.apache.spark.sql.execution.LogicalRDD(
+        scan.output(), scan.rdd(), scan.outputPartitioning(), scan.outputOrdering(), scan.isStreaming(),
+        scan.stream(), session, none, none)
+    return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(session, fresh), spark)
+
+
 class Sizer:
     """The partitions of the next plans, resized after every materialisation."""
 
@@ -101,4 +123,6 @@ class Sizer:
         else:
             counts = (checkpoint.count(),)
         self.sized(counts[0])
+        if self.partitions > 1:  # one partition: the limits of TickSql.narrow bound the estimates
+            checkpoint = without_estimate(checkpoint)
         return checkpoint, counts
