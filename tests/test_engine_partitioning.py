@@ -8,7 +8,7 @@ from sparkdedalus import Program
 from sparkdedalus.reference import run as reference_run
 from sparkdedalus.spark.engine import Engine
 from sparkdedalus.spark.partitioner import Partitioner, bucket_values, spark_hash_int
-from engine_helpers import EXAMPLES
+from engine_helpers import EXAMPLES, compared_run
 
 VOTING = Program.from_files(str(EXAMPLES / "voting.ded"))
 
@@ -100,8 +100,6 @@ def test_a_long_run_in_two_partitions_keeps_its_size_estimates_bounded(spark):
     # pack's estimate had 5,702 digits at tick 16 of this run and its products doubled a
     # tick's time from tick 19 on (9 s at tick 22, then out of memory). Each pack in
     # several partitions now starts from Spark's default estimate (Long.MaxValue, 63 bits).
-    from engine_helpers import compared_run
-
     found, run = compared_run(spark, VOTING, 16, partitions=2)
     assert found == []
     bits = [run.driver.packs[t]._jdf.queryExecution().optimizedPlan().stats().sizeInBytes().bit_length()

@@ -16,6 +16,8 @@ import re
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkdedalus.plumbing.estimates import without_estimate
+
 #: a limit no frame of a one-partition tick reaches (see TickSql.narrow)
 SIZE_BOUND = 2**31 - 1
 #: rows per partition when the loop sizes its partitions to the data
@@ -47,28 +49,6 @@ def exchanges(frame: DataFrame) -> int | None:
         return None
     plan = jdf.queryExecution().executedPlan().toString()
     return len(re.findall(r"^[\s:+|-]*(?:Broadcast)?Exchange\b", plan, re.MULTILINE))
-
-
-def without_estimate(frame: DataFrame) -> DataFrame:
-    """`frame`, a checkpoint, with Spark's default size estimate instead of the
-    one it inherits from the plan it was made from. The estimate of a join is the
-    product of its inputs', and a checkpoint keeps its plan's: a pack made from
-    joins over the previous pack multiplied the previous estimate every tick (in
-    several partitions, where no limit bounds it), a number of thousands of digits
-    after 16 ticks of voting.ded, whose products then took the driver seconds,
-    doubling every tick. Classic sessions only (the plan is rebuilt in the JVM);
-    on Spark Connect `frame` itself."""
-    jdf = getattr(frame, "_jdf", None)
-    if jdf is None:
-        return frame
-    spark = frame.sparkSession
-    jvm, session = spark._jvm, spark._jsparkSession
-    scan = jdf.queryExecution().analyzed()  # the checkpoint's LogicalRDD
-    none = jvm.scala.Option.empty()
-    fresh = jvm.org.apache.spark.sql.execution.LogicalRDD(
-        scan.output(), scan.rdd(), scan.outputPartitioning(), scan.outputOrdering(), scan.isStreaming(),
-        scan.stream(), session, none, none)
-    return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(session, fresh), spark)
 
 
 class Sizer:
