@@ -97,7 +97,7 @@ def test_policy_partitioning_gives_the_reference_facts_with_fewer_exchanges(spar
 def test_a_long_run_in_two_partitions_keeps_its_size_estimates_bounded(spark):
     # A pack is a checkpoint of joins over the previous pack, and Spark's estimate of a
     # join is the product of its inputs': inherited from checkpoint to checkpoint, the
-    # pack's estimate had 5,702 digits at tick 16 of this run and its products doubled a
+    # pack's estimate had 182,512 digits at tick 16 of this run and its products doubled a
     # tick's time from tick 19 on (9 s at tick 22, then out of memory). Each pack in
     # several partitions now starts from Spark's default estimate (Long.MaxValue, 63 bits).
     found, run = compared_run(spark, VOTING, 16, partitions=2)

@@ -18,7 +18,7 @@ def without_estimate(frame: DataFrame) -> DataFrame:
     one it inherits from the plan it was made from. The estimate of a join is the
     product of its inputs', and a checkpoint keeps its plan's: a pack made from
     joins over the previous pack multiplied the previous estimate every tick (in
-    several partitions, where no limit bounds it), a number of thousands of digits
+    several partitions, where no limit bounds it), a number of 182,512 digits
     after 16 ticks of voting.ded, whose products then took the driver seconds,
     doubling every tick. Classic sessions only (the plan is rebuilt in the JVM);
     on Spark Connect `frame` itself."""
