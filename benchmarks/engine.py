@@ -122,6 +122,19 @@ def load(when: str) -> None:
          cpus=os.cpu_count())
 
 
+def spark_settings(parser: argparse.ArgumentParser, items: list[str]) -> dict:
+    """The `--conf KEY=VALUE` options `items` as {key: value}; a bad one ends the
+    run with the parser's one-line error (exit 2).
+
+    >>> spark_settings(argparse.ArgumentParser(), ["spark.a=1", "spark.b=x=y"])
+    {'spark.a': '1', 'spark.b': 'x=y'}
+    """
+    bad = [item for item in items if "=" not in item]
+    if bad:
+        parser.error(f"--conf {bad[0]!r}: expected KEY=VALUE")
+    return dict(item.split("=", 1) for item in items)
+
+
 def median(values) -> float | None:
     values = list(values)
     return round(statistics.median(values), 4) if values else None
@@ -1250,7 +1263,7 @@ def main(argv=None) -> int:
     # Benchmark-only settings: keep every job in the status store (jobs per tick). Everything
     # else, the driver's memory included (a quarter of the machine's), is the engine's default.
     extra_conf = {"spark.ui.retainedJobs": "100000", "spark.ui.retainedStages": "100000"}
-    extra_conf.update(dict(item.split("=", 1) for item in args.conf))
+    extra_conf.update(spark_settings(parser, args.conf))
     spark = start_session(extra_conf)
     jobs = Jobs(spark)
     import pyspark

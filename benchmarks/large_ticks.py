@@ -43,7 +43,7 @@ for path in (REPO, REPO / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from engine import emit, load  # noqa: E402
+from engine import emit, load, spark_settings  # noqa: E402
 from partitioning import PROGRAMS, TICKS, WORKLOADS, digest  # noqa: E402
 
 MIB = 1 << 20
@@ -131,13 +131,10 @@ def main(argv=None) -> int:
     parser.add_argument("--child", metavar="MASTER", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     size = 300 if args.quick else args.size
-    bad = [item for item in args.conf if "=" not in item]
     if args.ticks < 1:
         parser.error(f"--ticks {args.ticks}: at least 1")
-    if bad:
-        parser.error(f"--conf {bad[0]!r}: expected KEY=VALUE")
+    conf = spark_settings(parser, args.conf)
     if args.child:
-        conf = dict(item.split("=", 1) for item in args.conf)
         print(json.dumps(run_child(args.child, args.workloads, size, args.stages, conf, args.ticks)), flush=True)
         return 0
     load("start")

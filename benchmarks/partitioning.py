@@ -38,7 +38,7 @@ for path in (REPO, REPO / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from engine import emit, load, start_session  # noqa: E402
+from engine import emit, load, spark_settings, start_session  # noqa: E402
 
 PROGRAMS = REPO / "benchmarks" / "programs"
 TICKS = 6
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for the session (repeatable)")
     args = parser.parse_args(argv)
-    conf = dict(item.split("=", 1) for item in args.conf)
+    conf = spark_settings(parser, args.conf)
     size = 300 if args.quick else args.size
     partitions = 2 if args.quick else args.partitions
     load("start")

@@ -223,3 +223,18 @@ def test_quick_recursion_steps_agree():
         assert set(line["results"]) == {"duckdb", "engine", "reference"}
         assert all(line["results"]["engine"][r]["count"] > 0 for r in relations)
     assert by_kind["done"][0]["failed_steps"] == 0
+
+
+@pytest.mark.parametrize("script", ["engine.py", "large_ticks.py", "partitioning.py"])
+def test_a_spark_setting_without_a_value_is_refused_in_one_line(script):
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--conf", "spark.sql.shuffle.partitions"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith("--conf 'spark.sql.shuffle.partitions': expected KEY=VALUE")
+    assert "Traceback" not in result.stderr and result.stdout.count('"measurement": "config"') == 0
+
+
+def test_spark_settings_split_at_the_first_equals_sign():
+    import argparse
+    assert benchmark_module("engine").spark_settings(argparse.ArgumentParser(), ["a.b=1", "c=x=y"]) \
+        == {"a.b": "1", "c": "x=y"}
