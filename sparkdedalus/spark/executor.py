@@ -43,11 +43,6 @@ from sparkdedalus.syntax import ast
 #: a recursive stratum's accumulated relation is re-checkpointed after this
 #: many deltas, so that reading it does not scan an ever longer union
 COMPACT_EVERY = 8
-#: from this many rows in the previous pack, a tick reads the carried relations'
-#: final state where it is, in that pack, instead of copying it into its start:
-#: at that size the copy costs more than the larger plans (docs/performance.md,
-#: "Carried state read in place"); below it, the reverse
-IN_PLACE_ROWS = ROWS_PER_PARTITION
 
 
 def reads_current_tick(atom: ast.Atom, tick: int) -> bool:
@@ -130,7 +125,6 @@ class Executor:
         self.codegen = Codegen(spark)
         self._inbox = None  # under a capacity, the tick's inbox (Queues.inbox_sql)
         self._previous = None  # the previous pack's view, in a tick
-        self._in_place: set = set()  # carried relations a tick reads from the previous pack (IN_PLACE_ROWS)
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
 
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
@@ -193,7 +187,8 @@ class Executor:
             derived_pack = self.sql.cut(self.sql.union(parts))
             stratum_packs.append(derived_pack)
             for n in names:
-                base = self._started(start, n) if n not in self.program.lattices else None
+                base = self.layout.read_sql(start, n) if start is not None and n in self.plan.may_start \
+                    and n not in self.program.lattices else None
                 fresh = self.layout.read_sql(derived_pack, n)
                 current[n] = fresh if base is None else self.sql.union([base, fresh])
                 if n in news_before:
@@ -226,47 +221,27 @@ class Executor:
                 arriving.append(self.layout.relabel_sql(self._inbox, "__take"))
         static = self.loader.static_pack
         sources = ([self.sql.views.of(static)] if static is not None else []) + arriving
-        self.sizer.tick_partitions = self.sizer.partitions
-        repartitioned = self.sizer.pack_partitions != self.sizer.partitions
-        spread = previous is not None and self.plan.partitioner is not None and repartitioned
-        self._in_place = set()
         if previous is not None and self.plan.carried:
             # identity @next rules are not evaluated: the carried relations'
-            # final state of the previous tick is read directly, copied into
-            # the start, or from a large previous pack in place (IN_PLACE_ROWS)
-            carried = sorted(self.plan.carried - self.plan.collected)
-            if not spread and self.sizer.input_rows >= IN_PLACE_ROWS:
-                self._in_place = set(carried)
-            elif carried:
-                sources.append(self._carried_sql(carried))
+            # final state of the previous tick is read directly
+            names = ", ".join(f"'{n}'" for n in sorted(self.plan.carried - self.plan.collected))
+            if names:
+                sources.append(self.layout.relabel_sql(self._previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
             sources += [self.layout.part_sql(n, STATE, self.sql.name(self._surviving(n)))
                         for n in sorted(self.plan.collected)]
         start = self.sql.cut(self.sql.union(sources)) if sources else None
-        if spread:
+        self.sizer.tick_partitions = self.sizer.partitions
+        repartitioned = self.sizer.pack_partitions != self.sizer.partitions
+        if previous is not None and self.plan.partitioner is not None and repartitioned:
             start = self.sql.name(self.sql.spread(start))  # the previous pack is not in this tick's partitions
         current = Frames(lambda name: self.loader.read_apart(name) if name in self.plan.apart
-                         else self._started(start, name) or self.sql.empty(name, bucket=True))
+                         else self.layout.read_sql(start, name) if start is not None and name in self.plan.may_start
+                         else self.sql.empty(name, bucket=True))
         news = None
         if previous is not None:
             new_pack = self.sql.name(self.sql.union(arriving))
             news = {name: self.layout.read_sql(new_pack, name) for name in self.plan.carried}
         return start, current, news
-
-    def _carried_sql(self, names) -> str:
-        """SQL: the final state of relations `names` in the previous pack, as STATE rows."""
-        listed = ", ".join(f"'{n}'" for n in names)
-        return self.layout.relabel_sql(self._previous, f"__kind = '{STATE}' AND __rel IN ({listed})")
-
-    def _started(self, start: str | None, name: str) -> str | None:
-        """SQL: relation `name`'s facts at the tick's start (the start's, and
-        a carried relation's final state of the previous tick), None when it
-        can have none."""
-        if name not in self.plan.may_start:
-            return None
-        parts = [self.layout.read_sql(start, name)] if start is not None else []
-        if name in self._in_place:
-            parts.append(self.layout.read_sql(self._previous, name))
-        return self.sql.union(parts) if parts else None
 
     def _without_lattices(self, start: str) -> str:
         """SQL: the tick's start less the rows of lattices (checks/lattices.py):
@@ -572,9 +547,6 @@ class Executor:
         what the driver found, when it found every fact of the strata's
         (else None: see `_counted_here`)."""
         parts = ([self._without_lattices(start)] if start is not None else []) + derived_parts
-        in_place = sorted(self._in_place - set(self.program.lattices))
-        if in_place:  # the carried state read in place (_start)
-            parts.append(self._carried_sql(in_place))
         planned = len(parts)  # the parts of the start and the strata; the others come from later rules
         moved = []  # facts leaving their bucket (messages, @next facts of non-local rules): one shuffle
         queued = []  # under a capacity, the messages derived at this tick (spark/queues.py)
