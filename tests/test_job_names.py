@@ -95,3 +95,22 @@ def test_scopes_nest_and_steps_replace_each_other(spark):
         assert spark.sparkContext.getLocalProperty("spark.job.description") == "sparkdedalus: run r1"
     assert not [t for t in spark.getTags() if t.startswith("sparkdedalus")]
     assert spark.sparkContext.getLocalProperty("spark.job.description") is None
+
+
+def test_jobs_in_a_scope_take_its_description_as_their_call_site(spark):
+    """Given a call site, Spark does not work one out from the thread's stack for
+    every RDD it builds (Utils.getCallSite: a stack walk and a regular expression
+    per frame); outside the scopes it works it out again."""
+    names = JobNames(spark)
+    first = next_job_id(spark)
+    with names.scope("run", "r2"):
+        with names.scope("tick", 1):
+            spark.range(3).count()
+        assert spark.sparkContext.getLocalProperty("callSite.long") == "sparkdedalus: run r2"
+    assert spark.sparkContext.getLocalProperty("callSite.short") is None
+    spark.range(4).count()
+    tracker = spark.sparkContext.statusTracker()
+    stages = [{tracker.getStageInfo(s).name for s in tracker.getJobInfo(job).stageIds}
+              for job, _, _ in jobs_since(spark, first)]
+    assert stages[0] == {"sparkdedalus: run r2, tick 1"}
+    assert len(stages) == 2 and not any(name.startswith("sparkdedalus") for name in stages[1])

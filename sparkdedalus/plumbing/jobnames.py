@@ -100,3 +100,8 @@ class JobNames:
     def _describe(self, text: str | None) -> None:
         if self._context is not None:
             self._context.setJobDescription(text)
+            # the call site of the RDDs and jobs started now: given, Spark does
+            # not walk and regex-match the thread's stack for each RDD it builds
+            site = text if self._scopes else None
+            self._context.setLocalProperty("callSite.short", site)
+            self._context.setLocalProperty("callSite.long", site)
