@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from pyspark.sql import SparkSession
 
 PREFIX = "sparkdedalus"
+#: the local properties holding the call site Spark gives the RDDs and jobs a thread starts
+CALL_SITE = ("callSite.short", "callSite.long")
 
 
 class JobNames:
@@ -35,6 +37,7 @@ class JobNames:
         try:  # a classic session's SparkContext; Spark Connect has none
             self._context = spark.sparkContext
             self._outside = self._context.getLocalProperty("spark.job.description")
+            self._outside_site = [self._context.getLocalProperty(key) for key in CALL_SITE]
         except Exception:  # noqa: BLE001 (PySparkNotImplementedError, AttributeError)
             self._context = None
             self._outside = None
@@ -102,6 +105,6 @@ class JobNames:
             self._context.setJobDescription(text)
             # the call site of the RDDs and jobs started now: given, Spark does
             # not walk and regex-match the thread's stack for each RDD it builds
-            site = text if self._scopes else None
-            self._context.setLocalProperty("callSite.short", site)
-            self._context.setLocalProperty("callSite.long", site)
+            sites = [text] * len(CALL_SITE) if self._scopes else self._outside_site
+            for key, site in zip(CALL_SITE, sites):
+                self._context.setLocalProperty(key, site)
