@@ -10,7 +10,9 @@ Every job started in a scope carries its tags (`SparkSession.addTag`, on
 classic sessions and on Spark Connect: the UI lists them with each job,
 `spark.interruptTag` cancels them) and, on a classic session, the scopes as
 its description (`SparkContext.setJobDescription`; Spark Connect has no
-description API, its server describes jobs itself). Tags and descriptions
+description API, its server describes jobs itself) and as the call site of
+its RDDs and stages (what the UI names a stage by; given, Spark does not work
+one out from the thread's stack for every RDD). Tags and descriptions
 belong to the thread that sets them: `in_thread` carries them into a worker
 thread.
 
