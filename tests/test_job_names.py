@@ -102,15 +102,17 @@ def test_jobs_in_a_scope_take_its_description_as_their_call_site(spark):
     every RDD it builds (Utils.getCallSite: a stack walk and a regular expression
     per frame); outside the scopes it works it out again."""
     spark.sparkContext.setLocalProperty("callSite.long", "the user's")
-    names = JobNames(spark)
-    first = next_job_id(spark)
-    with names.scope("run", "r2"):
-        with names.scope("tick", 1):
-            spark.range(3).count()
-        assert spark.sparkContext.getLocalProperty("callSite.long") == "sparkdedalus: run r2"
-    assert spark.sparkContext.getLocalProperty("callSite.short") is None  # the caller's, back
-    assert spark.sparkContext.getLocalProperty("callSite.long") == "the user's"
-    spark.sparkContext.setLocalProperty("callSite.long", None)
+    try:
+        names = JobNames(spark)
+        first = next_job_id(spark)
+        with names.scope("run", "r2"):
+            with names.scope("tick", 1):
+                spark.range(3).count()
+            assert spark.sparkContext.getLocalProperty("callSite.long") == "sparkdedalus: run r2"
+        assert spark.sparkContext.getLocalProperty("callSite.short") is None  # the caller's, back
+        assert spark.sparkContext.getLocalProperty("callSite.long") == "the user's"
+    finally:  # the session is shared: no call site left behind
+        spark.sparkContext.setLocalProperty("callSite.long", None)
     spark.range(4).count()
     tracker = spark.sparkContext.statusTracker()
     stages = [{tracker.getStageInfo(s).name for s in tracker.getJobInfo(job).stageIds}
