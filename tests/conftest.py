@@ -26,9 +26,14 @@ def fresh_seed():
 
 @pytest.fixture(scope="session")
 def spark():
-    """A classic local SparkSession with Delta Lake, shared by the whole test session."""
+    """A classic local SparkSession with Delta Lake, shared by the whole test session.
+    Its runs place every tick on Spark (`spark.sparkdedalus.placement=spark`), so
+    that the tests of Spark's plans, jobs and partitions test them; the tests of
+    the driver placement ask for it (`engine_helpers.placement`)."""
     from sparkdedalus.plumbing.session import local_session
+    from sparkdedalus.spark.placement import SETTING
 
     session = local_session()
+    session.conf.set(SETTING, "spark")
     yield session
     session.stop()

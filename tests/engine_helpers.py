@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 from sparkdedalus.reference import run as reference_run
 from sparkdedalus.spark.engine import Engine
+from sparkdedalus.spark.placement import SETTING as PLACEMENT
+
+#: the placements every differential test of the examples runs in (spark/placement.py)
+PLACEMENTS = ("driver", "spark", "alternate")
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -15,6 +20,24 @@ def example_ticks(path: Path) -> int:
     """The `// ticks: N` an example's header asks for."""
     match = re.search(r"//\s*ticks:\s*(\d+)", path.read_text())
     return int(match.group(1)) if match else 3
+
+
+@contextmanager
+def placement(spark, mode: str, **settings):
+    """The runs inside place their ticks by `mode` (`spark.sparkdedalus.placement`),
+    with the other session `settings` given; the session's own come back after."""
+    wanted = {PLACEMENT: mode, **settings}
+    before = {key: spark.conf.get(key, None) for key in wanted}
+    for key, value in wanted.items():
+        spark.conf.set(key, str(value))
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def differences(spark, program, ticks: int, network=None, edb=None) -> list[str]:

@@ -46,6 +46,7 @@ import pytest
 from hypothesis import assume, given, seed, settings
 from hypothesis import strategies as st
 
+from engine_helpers import PLACEMENTS, placement
 from program_generator import FULL, SETTINGS, SMALL, GeneratedProgram, batch, combine, networks, programs
 from sparkdedalus import Program
 from sparkdedalus.network import Network
@@ -229,33 +230,35 @@ def disagreement(spark, program: GeneratedProgram, network: Network) -> str | No
     return failure_report(spark, program, network, context, program.ticks)
 
 
-def check_alone(spark, program: GeneratedProgram, network: Network) -> None:
-    report = disagreement(spark, program, network)
+def check_alone(spark, program: GeneratedProgram, network: Network, mode: str) -> None:
+    """The program agrees with the reference with its ticks placed by `mode` (spark/placement.py)."""
+    with placement(spark, mode):
+        report = disagreement(spark, program, network)
     if report:
-        pytest.fail(report)
+        pytest.fail(f"{report}\n(spark.sparkdedalus.placement={mode})")
 
 
 @settings(max_examples=EXAMPLES, **SETTINGS)
-@given(program=programs(shape=SMALL), network=networks)
-def test_generated_program_matches_reference(spark, program, network):
+@given(program=programs(shape=SMALL), network=networks, mode=st.sampled_from(PLACEMENTS))
+def test_generated_program_matches_reference(spark, program, network, mode):
     """One small program per example: hypothesis shrinks a failure by itself."""
-    check_alone(spark, program, network)
+    check_alone(spark, program, network, mode)
 
 
 @pytest.mark.slow
 @settings(max_examples=SLOW_EXAMPLES, **SETTINGS)
-@given(program=programs(shape=SMALL), network=networks)
-def test_more_generated_programs_match_reference(spark, program, network):
+@given(program=programs(shape=SMALL), network=networks, mode=st.sampled_from(PLACEMENTS))
+def test_more_generated_programs_match_reference(spark, program, network, mode):
     """More small programs, other than the default suite's (derandomized from
     this test's name)."""
-    check_alone(spark, program, network)
+    check_alone(spark, program, network, mode)
 
 
 @settings(max_examples=LARGE, **SETTINGS)
-@given(program=programs(shape=FULL), network=networks)
-def test_larger_generated_program_matches_reference(spark, program, network):
+@given(program=programs(shape=FULL), network=networks, mode=st.sampled_from(PLACEMENTS))
+def test_larger_generated_program_matches_reference(spark, program, network, mode):
     """Deeper programs (up to 3 layers, 3 atoms per rule, more recursion)."""
-    check_alone(spark, program, network)
+    check_alone(spark, program, network, mode)
 
 
 @pytest.mark.skipif(FRESH == 0, reason="SPARKDEDALUS_DIFF_FRESH=0")
@@ -270,12 +273,14 @@ def test_fresh_generated_programs_match_reference(spark, fresh_seed):
 
     @seed(fresh_seed)
     @settings(max_examples=FRESH, **{**SETTINGS, "derandomize": False})
-    @given(program=programs(shape=SMALL), network=networks)
-    def check(program, network):
-        key = (program.text, network.spec())
+    @given(program=programs(shape=SMALL), network=networks, mode=st.sampled_from(PLACEMENTS))
+    def check(program, network, mode):
+        key = (program.text, network.spec(), mode)
         assume(reports.get(key, True))  # hypothesis draws some twice (and replays a failure)
         if key not in reports:
-            reports[key] = disagreement(spark, program, network)
+            with placement(spark, mode):
+                found = disagreement(spark, program, network)
+            reports[key] = found and f"{found}\n(spark.sparkdedalus.placement={mode})"
         if reports[key]:
             pytest.fail(reports[key] + replay)
 

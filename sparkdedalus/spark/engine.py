@@ -35,13 +35,13 @@ from sparkdedalus.errors import InputError, UsageError
 from sparkdedalus.network import Network
 from sparkdedalus.program import Program
 from sparkdedalus.plumbing.jobnames import JobNames
-from sparkdedalus.spark.driver import TickDriver
+from sparkdedalus.spark.driver import TickDriver, ticks_read_back
 from sparkdedalus.faults.space import Space, resolve
 from sparkdedalus.faults.verdict import Checked
 from sparkdedalus.spark.faults import FaultRun, run_faults
 from sparkdedalus.spark.ldfi import search as ldfi
 from sparkdedalus.spark.inputs import read_inputs
-from sparkdedalus.spark.loop import TickLoop
+from sparkdedalus.spark.placement import placed_loop
 from sparkdedalus.spark.provenance import provenance as derivations
 from sparkdedalus.spark.run import Run
 
@@ -110,8 +110,9 @@ class Engine:
                     rows.pop(name, None)  # not counted
                     files.pop(name, None)  # not held by the files alone
                 collect = applied(program, gc)
-                loop = TickLoop(self.spark, program, network, static, partitions, stamped, collect, policy,
-                                names=names, count_exchanges=count_exchanges, rows=rows, files=files)
+                loop = placed_loop(self.spark, program, network, static, partitions, stamped, collect, policy,
+                                   names, count_exchanges, rows, files, ticks_read_back(program),
+                                   spark_only=store is not None or provenance)
             writer = None
             if store is not None:
                 from sparkdedalus.store import Store
@@ -127,7 +128,7 @@ class Engine:
                     writer.close()
         recorded = None
         if provenance:
-            recorded = derivations(self.spark, program, loop, driver.state, ticks, static, stamped)
+            recorded = derivations(self.spark, program, loop.spark_loop, driver.state, ticks, static, stamped)
         return Run(program, driver, ticks, writer, job_id, recorded)
 
     @staticmethod

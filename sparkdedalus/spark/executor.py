@@ -63,6 +63,7 @@ class TickStats:
     exchanges: int | None = None  # Exchange operators in the tick's physical plans (None: not counted)
     compiled: bool = False  # ran compiled code, from its start or from a large materialisation on (spark/codegen.py)
     in_driver: int = 0  # components the Arrow fixpoint solved in the driver (spark/fixpoint.py, `solve_here`)
+    placement: str = "spark"  # where the tick ran: "spark", or "driver" (DuckDB, no Spark job: spark/placement.py)
 
 
 class Frames(dict):

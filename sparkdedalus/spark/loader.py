@@ -25,7 +25,6 @@ from functools import reduce
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
 from sparkdedalus.errors import InputError
@@ -170,7 +169,8 @@ class Loader:
                 self._held[name] = ([*held[0], *files[name]], held[1] + size) \
                     if name in files and size is not None else None  # None: a frame only Spark holds
                 typed = frame.toDF(*self.layout.schemas[name].fieldNames())
-            typed = typed.select(*[F.col(f.name).cast(f.dataType) for f in self.layout.schemas[name].fields])
+            typed = typed.selectExpr(*[f"CAST(`{f.name}` AS {f.dataType.simpleString()}) AS {f.name}"
+                                       for f in self.layout.schemas[name].fields])
             frames[name] = frames[name].unionAll(typed) if name in frames else typed
             counts[name] = None if size is None else counts.get(name, 0) + size
         if CRASH in self.program.relations and self.plan.network.crashes:
@@ -192,7 +192,7 @@ class Loader:
             return known
         fields = self.layout.schemas[CRASH].fields[1:]
         crashes = self.spark.sql(self._inline_sql(StructType(fields), sorted(network.crashes.items())))
-        located = reduce(DataFrame.unionAll, inputs).distinct().crossJoin(crashes)
+        located = reduce(lambda a, b: a.unionAll(b), inputs).distinct().crossJoin(crashes)
         return known.unionAll(located).distinct()
 
     @property

@@ -26,6 +26,10 @@ from sparkdedalus.spark.tick_sql import TickSql
 class TickLoop:
     """A run's tick loop (see the module)."""
 
+    #: the parts that depend on where the tick runs (spark/duck/loop.py has the driver's)
+    sizer_class = Sizer
+    executor_class = Executor
+
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
                  edb: dict | None = None, partitions: int | None = None, stamped: dict | None = None,
                  gc: list | None = None, policy: bool = True, input_apart: bool = True,
@@ -46,11 +50,11 @@ class TickLoop:
         stamped = dict(stamped or {})
         most = partitions or max_partitions(spark)
         self.plan = TickPlan(spark, program, network or Network(), frozenset(stamped), list(gc or ()), policy, most)
-        self.sizer = Sizer(partitions, most, self.plan.partitioner is not None, count_exchanges)
+        self.sizer = self.sizer_class(partitions, most, self.plan.partitioner is not None, count_exchanges)
         sql = TickSql(spark, self.plan, self.sizer)
         self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart, rows or {},
                              files or {})
-        self.executor = Executor(spark, self.plan, sql, self.sizer, self.loader, names or JobNames(spark))
+        self.executor = self.executor_class(spark, self.plan, sql, self.sizer, self.loader, names or JobNames(spark))
 
     @property
     def layout(self) -> Layout:
@@ -61,6 +65,11 @@ class TickLoop:
         """Tick `tick`'s pack from the previous one (None at the first tick),
         materialised; its TickStats appended to `state.stats`."""
         return self.executor.run_tick(tick, previous, state)
+
+    @staticmethod
+    def on_spark(pack: DataFrame) -> DataFrame:
+        """A pack of this loop as a Spark frame: itself (spark/placement.py moves the driver's)."""
+        return pack
 
     def holding(self, pack: DataFrame, name: str) -> DataFrame:
         """What holds relation `name`'s facts of a tick whose pack is `pack`:

@@ -75,7 +75,7 @@ class Run:
     def messages(self, tick: int | None = None) -> DataFrame:
         """Messages sent at `tick`: relation, sender, send and arrival ticks (NULL: lost), row."""
         t, pack = self._pack(tick)
-        return pack.where((F.col("__kind") == MESSAGE) & (F.col("__sent") == t))
+        return self.driver.loop.on_spark(pack).where((F.col("__kind") == MESSAGE) & (F.col("__sent") == t))
 
     def facts(self, tick: int | None = None, relations=None) -> dict:
         """{relation: set of row tuples} at `tick`, collected with one job (with a
@@ -86,7 +86,8 @@ class Run:
             return {n: {tuple(r) for r in self.store.relation(n, wanted).collect()} for n in names}
         t, pack = self._pack(tick)
         layout = self.driver.loop.layout
-        rows = self.driver.loop.full(pack).where((F.col("__kind") == STATE) & F.col("__rel").isin(names)) \
+        wanted_names = ", ".join(f"'{n}'" for n in names) or "NULL"
+        rows = self.driver.loop.full(pack).where(f"__kind = '{STATE}' AND __rel IN ({wanted_names})") \
             .select("__rel", *layout.value_columns).collect()
         out = {n: set() for n in names}
         for row in rows:

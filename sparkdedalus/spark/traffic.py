@@ -48,9 +48,10 @@ def traffic(run, network: Network, relation: str, at) -> Traffic:
     layout = loop.layout
     dst = Queues(layout, network, run.program).printed(0)
     values = layout.value_columns
+    packs = {t: loop.on_spark(pack) for t, pack in run.driver.packs.items()}  # wherever the ticks ran
     rows = _union([pack.where(F.col("__kind").isin(MESSAGE, QUEUED)).select(
         F.lit(t).alias("__tick"), "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN,
-        F.expr(dst).alias("__dst"), *values) for t, pack in sorted(run.driver.packs.items())])
+        F.expr(dst).alias("__dst"), *values) for t, pack in sorted(packs.items())])
     is_message = F.col("__kind") == MESSAGE
     per_message = rows.groupBy("__rel", SOURCE_COLUMN, "__dst", "__sent", *values).agg(
         F.min(F.when(is_message, F.col("__tick"))).alias("__left"),
@@ -59,7 +60,7 @@ def traffic(run, network: Network, relation: str, at) -> Traffic:
     taken = F.when(F.col("__arrival").isNotNull() & (F.col("__last") < ticks), F.col("__last") + 1)
     hops = per_message.groupBy("__rel", SOURCE_COLUMN, "__dst", "__sent", "__left", taken.alias("__taken")) \
         .agg(F.count(F.lit(1)).alias("__n")).withColumn("__tick", F.lit(None).cast("bigint"))
-    sizes = _union([loop.full(run.driver.packs[t]).where((F.col("__kind") == STATE) & (F.col("__rel") == relation))
+    sizes = _union([loop.full(packs[t]).where((F.col("__kind") == STATE) & (F.col("__rel") == relation))
                     .select(F.lit(t).cast("bigint").alias("__tick")) for t in sorted(set(at))]) \
         .groupBy("__tick").agg(F.count(F.lit(1)).alias("__n"))
     messages, found = {}, {t: 0 for t in at}

@@ -1,0 +1,75 @@
+"""Spark SQL text, as the tick loop writes it, read as DuckDB SQL.
+
+The tick loop writes Spark SQL (spark/statement.py); the driver placement runs
+the same text in DuckDB. sqlglot translates the dialect (backticks, `2L`,
+`div`, `LEFT ANTI JOIN`, hints dropped, `NULLS FIRST` made explicit, ...), and
+this module what it leaves: an `inline(array(struct(...)))` of rows becomes a
+`VALUES` list, `range(0, 1, 1, 1)` DuckDB's `range(0, 1)`, and the canonical text
+of a double (`udfs.registry.spark_string_sql`, a long Spark expression) the
+function `sd_double_text` (spark/duck/functions.py). Spark's `hash` (Murmur3,
+the partitioner's buckets) has no DuckDB twin: a text that calls it raises
+`NotInDriver` (the driver's loop has no partitioner, so its own texts never do).
+
+>>> duckdb_sql("SELECT /*+ COALESCE(1) */ `v0` div 2L AS q FROM t l LEFT ANTI JOIN u r USING (`v0`)")
+'SELECT "v0" // TRY_CAST(2 AS BIGINT) AS q FROM t AS l ANTI JOIN u AS r USING ("v0")'
+>>> duckdb_sql("SELECT inline(array(struct(CAST('a' AS string) AS c0, CAST(1 AS bigint) AS c1))) FROM range(0, 1, 1, 1)")
+"SELECT * FROM (VALUES (TRY_CAST('a' AS TEXT), TRY_CAST(1 AS BIGINT))) AS __rows(c0, c1)"
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import lru_cache
+
+import sqlglot
+from sqlglot import exp
+
+from udfs.registry import spark_string_sql
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "Hints are not supported": dropped on purpose
+
+_MARK = "\x00"
+#: the Spark SQL text of a double's canonical text, around the expression it prints
+_DOUBLE_BEFORE, _DOUBLE_AFTER = spark_string_sql(_MARK, "double").split(_MARK)
+_SPARK_HASH = re.compile(r"(?<![A-Za-z0-9_])HASH\(")
+_RANGE = "RANGE(0, 1, 1, 1)"
+
+
+class NotInDriver(Exception):
+    """A Spark SQL text the driver placement cannot run (see the module)."""
+
+
+def _doubles_as_text(sql: str) -> str:
+    """`sql` with each canonical double text (innermost first) a call of `sd_double_text`."""
+    while True:
+        start = sql.rfind(_DOUBLE_BEFORE)
+        if start < 0:
+            return sql
+        end = sql.find(_DOUBLE_AFTER, start + len(_DOUBLE_BEFORE))
+        if end < 0:
+            raise NotInDriver("an unfinished double text")
+        inner = sql[start + len(_DOUBLE_BEFORE):end]
+        sql = f"{sql[:start]}sd_double_text(CAST({inner} AS DOUBLE)){sql[end + len(_DOUBLE_AFTER):]}"
+
+
+def _rows(select: exp.Select) -> exp.Expression | None:
+    """A `SELECT inline(array(struct(...), ...)) FROM range(...)` as a VALUES subquery, else None."""
+    if len(select.expressions) != 1 or not isinstance(select.expressions[0], exp.Inline):
+        return None
+    structs = select.expressions[0].this.expressions
+    names = [field.this.name for field in structs[0].expressions]
+    rows = ", ".join("(" + ", ".join(field.expression.sql("duckdb") for field in struct.expressions) + ")"
+                     for struct in structs)
+    return sqlglot.parse_one(f"SELECT * FROM (VALUES {rows}) AS __rows({', '.join(names)})", read="duckdb")
+
+
+@lru_cache(maxsize=256)
+def duckdb_sql(sql: str) -> str:
+    """The DuckDB text of the tick loop's Spark SQL `sql` (see the module)."""
+    tree = sqlglot.parse_one(_doubles_as_text(sql), read="spark")
+    tree = tree.transform(lambda node: (_rows(node) or node) if isinstance(node, exp.Select) else node)
+    text = tree.sql("duckdb", unsupported_level=sqlglot.ErrorLevel.IGNORE)
+    if _SPARK_HASH.search(text) or "REFLECT(" in text:
+        raise NotInDriver(f"Spark-only function in: {text[:200]}")
+    return text.replace(_RANGE, "RANGE(0, 1)")

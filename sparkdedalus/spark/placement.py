@@ -1,0 +1,139 @@
+"""Where each tick runs: in the driver (DuckDB, no Spark job) or on Spark.
+
+`PlacedLoop` is the tick loop of `Engine.run`: the same plan in two placements,
+a `DriverTickLoop` (spark/duck/loop.py) and Spark's `TickLoop`, and per tick
+the one its data fits. A tick runs in the driver when the run's inputs are all
+held by the driver (the program's facts and rows given as lists: no `.input`
+frame, no `edb=` DataFrame, no fixed `partitions`) and the facts it starts
+from (the previous tick's pack, at the first tick the facts true at every
+tick) are at most `spark.sparkdedalus.fixpoint.driverRows` rows; else on Spark.
+A pack moves with the tick: to Spark as a local relation given its partition
+column (`Layout.adopt`), back as the Arrow table of one `toArrow` job.
+
+The session setting `spark.sparkdedalus.placement` chooses: `auto` (the
+default, as above), `driver` (every tick the run allows in the driver),
+`spark` (every tick on Spark, as before the driver placement existed) or
+`alternate` (the driver at odd ticks, Spark at even ones: a test of the moves).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+
+from sparkdedalus.errors import UsageError
+from sparkdedalus.spark.duck.loop import DriverTickLoop
+from sparkdedalus.spark.duck.session import DuckFrame
+from sparkdedalus.spark.executor import LoopState
+from sparkdedalus.spark.fixpoint import DRIVER_ROWS_SETTING, SETTING as FIXPOINT_SETTING, driver_rows
+from sparkdedalus.spark.loop import TickLoop
+
+SETTING = "spark.sparkdedalus.placement"
+MODES = ("auto", "driver", "spark", "alternate")
+DRIVER, SPARK = "driver", "spark"
+#: the session settings a tick in the driver reads
+DRIVER_SETTINGS = (FIXPOINT_SETTING, DRIVER_ROWS_SETTING)
+
+
+def placement_mode(spark: SparkSession) -> str:
+    """The session's `spark.sparkdedalus.placement` (default `auto`)."""
+    mode = spark.conf.get(SETTING, "auto")
+    if mode not in MODES:
+        raise UsageError(f"{SETTING}={mode}: expected one of {', '.join(MODES)}")
+    return mode
+
+
+class PlacedLoop:
+    """A run's tick loop in two placements (see the module). `make_spark()`
+    builds Spark's TickLoop, when a tick first needs it; `driver_loop` is None
+    when the run cannot run in the driver."""
+
+    def __init__(self, spark: SparkSession, make_spark, driver_loop: DriverTickLoop | None, read_back: set):
+        self.spark = spark
+        self._make_spark = make_spark
+        self._spark_loop: TickLoop | None = None
+        self.driver_loop = driver_loop
+        self.mode = placement_mode(spark)
+        self.limit = driver_rows(spark)
+        self.read_back = read_back
+
+    @property
+    def spark_loop(self) -> TickLoop:
+        if self._spark_loop is None:
+            self._spark_loop = self._make_spark()
+        return self._spark_loop
+
+    @property
+    def layout(self):
+        """The packs' layout on Spark (spark/pack/layout.py): the driver's lacks only the partition column."""
+        return self.spark_loop.layout
+
+    def placement(self, tick: int, state: LoopState) -> str:
+        """Where tick `tick` runs (see the module)."""
+        if self.driver_loop is None or self.mode == SPARK:
+            return SPARK
+        if self.mode == "alternate":
+            return DRIVER if tick % 2 else SPARK
+        if self.mode == DRIVER:
+            return DRIVER
+        rows = state.stats[-1].facts if state.stats else self.driver_loop.sizer.input_rows
+        return DRIVER if 0 < self.limit and rows <= self.limit else SPARK
+
+    def run_tick(self, tick: int, previous, state: LoopState):
+        """Tick `tick`'s pack, where `placement` says; the packs it reads moved there first."""
+        where = self.placement(tick, state)
+        move = self.on_driver if where == DRIVER else self.on_spark
+        loop = self.driver_loop if where == DRIVER else self.spark_loop
+        for k in self.read_back & set(state.packs):
+            state.packs[k] = move(state.packs[k])
+        if previous is not None:
+            previous = move(previous)
+        pack = loop.run_tick(tick, previous, state)
+        state.stats[-1].placement = where
+        return pack
+
+    def on_driver(self, pack):
+        """`pack` as a driver frame (one `toArrow` job when it is on Spark)."""
+        if isinstance(pack, DuckFrame):
+            return pack
+        names = self.driver_loop.layout.pack_schema.fieldNames()
+        table = pack.select(*names).toArrow()
+        self.driver_loop.sizer.sized(table.num_rows)
+        return DuckFrame(self.driver_loop.executor.spark, table)
+
+    def on_spark(self, pack):
+        """`pack` as a Spark frame: a local relation given its partition column."""
+        if not isinstance(pack, DuckFrame):
+            return pack
+        loop = self.spark_loop
+        frame = self.spark.createDataFrame(pack.toArrow(), self.driver_loop.layout.pack_schema)
+        loop.sizer.sized(pack.count())
+        loop.sizer.pack_partitions = None  # not in the partitions of any tick: the next start spreads it
+        return loop.layout.adopt(frame)
+
+    def _loop_of(self, pack):
+        return self.driver_loop if isinstance(pack, DuckFrame) else self.spark_loop
+
+    def holding(self, pack, name: str):
+        """What holds relation `name`'s facts of the tick of `pack` (TickLoop.holding), on Spark."""
+        return self.spark_loop.holding(self.on_spark(pack), name)
+
+    def full(self, pack):
+        """A tick's pack with the relations kept apart (TickLoop.full), where the pack is."""
+        return self._loop_of(pack).full(pack)
+
+
+def placed_loop(spark: SparkSession, program, network, static: dict, partitions, stamped: dict, gc: list,
+                policy: bool, names, count_exchanges: bool, rows: dict, files: dict, read_back: set,
+                spark_only: bool) -> PlacedLoop:
+    """The PlacedLoop of a run of `Engine.run` (its arguments are TickLoop's);
+    `spark_only`: a feature the driver placement lacks was asked for."""
+    def make_spark() -> TickLoop:
+        return TickLoop(spark, program, network, static, partitions, stamped, gc, policy, names=names,
+                        count_exchanges=count_exchanges, rows=rows, files=files)
+    held = not stamped and partitions is None and not count_exchanges and not spark_only \
+        and all(isinstance(rows_given, list) for rows_given in static.values())
+    driver = None
+    if held and placement_mode(spark) != SPARK:
+        settings = {key: spark.conf.get(key, None) for key in DRIVER_SETTINGS}
+        driver = DriverTickLoop(settings, program, network, static, gc, names=None)
+    return PlacedLoop(spark, make_spark, driver, read_back)

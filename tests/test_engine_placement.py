@@ -1,0 +1,113 @@
+"""Where a run's ticks go (spark/placement.py): each tick where the placement
+says, the same facts as the reference evaluator in every placement and when a run
+moves between the driver and Spark, no Spark job for a tick in the driver, and the
+Spark SQL the driver runs giving Spark's own values (spark/duck/dialect.py)."""
+
+import pytest
+
+from sparkdedalus import Program
+from sparkdedalus.errors import UsageError
+from sparkdedalus.spark.duck.session import DuckSession
+from sparkdedalus.spark.engine import Engine
+from sparkdedalus.spark.expressions import sql_expr
+from sparkdedalus.spark.fixpoint import DRIVER_ROWS_SETTING
+from sparkdedalus.syntax import ast
+from udfs.registry import spark_string_sql
+from engine_helpers import EXAMPLES, compared_run, placement
+from test_job_names import next_job_id
+
+pytestmark = pytest.mark.spark
+
+BROADCAST = Program.from_files(str(EXAMPLES / "broadcast.ded"))
+
+#: 40 facts at tick 2, carried one tick by @next, then gone: a run that grows past 30 rows and shrinks
+GROWING = Program.parse("""
+seed(1);
+""" + "".join(f"big({i})@2;\n" for i in range(40)) + """
+copy(X)@next :- big(X);
+""")
+
+
+@pytest.mark.parametrize("mode, where", [
+    ("driver", ["driver"] * 4),
+    ("spark", ["spark"] * 4),
+    ("alternate", ["driver", "spark", "driver", "spark"]),
+    ("auto", ["driver"] * 4),
+])
+def test_each_tick_runs_where_the_placement_says(spark, mode, where):
+    with placement(spark, mode):
+        found, run = compared_run(spark, BROADCAST, 4)
+    assert found == []
+    assert [s.placement for s in run.stats] == where
+
+
+def test_auto_moves_a_growing_run_to_spark_and_back(spark):
+    """driverRows 30: tick 2 starts from tick 1's pack (a few rows): driver; it
+    hands on 80 rows (40 `big` facts, 40 `copy` facts @next): tick 3 on Spark;
+    tick 3 hands on 40 `copy` facts: tick 4 on Spark; tick 4 hands on nothing:
+    tick 5 back in the driver. The facts are the reference's at every tick."""
+    with placement(spark, "auto", **{DRIVER_ROWS_SETTING: 30}):
+        found, run = compared_run(spark, GROWING, 5)
+    assert found == []
+    assert [s.facts for s in run.stats][:4] == [1, 81, 41, 1]
+    assert [s.placement for s in run.stats] == ["driver", "driver", "spark", "spark", "driver"]
+
+
+def test_driver_rows_zero_means_always_spark(spark):
+    with placement(spark, "auto", **{DRIVER_ROWS_SETTING: 0}):
+        run = Engine(spark).run(BROADCAST, ticks=2)
+    assert [s.placement for s in run.stats] == ["spark", "spark"]
+
+
+def test_a_run_in_the_driver_runs_no_spark_job(spark):
+    first = next_job_id(spark)
+    with placement(spark, "driver"):
+        run = Engine(spark).run(BROADCAST, ticks=5)
+        facts = run.facts(5, relations=["log"])
+    assert [s.placement for s in run.stats] == ["driver"] * 5
+    assert facts["log"]  # read from the driver's pack
+    assert next_job_id(spark) == first  # neither the ticks nor the read ran a job
+
+
+def test_inputs_only_spark_holds_keep_the_run_on_spark(spark):
+    """An `edb=` DataFrame is Spark's: every tick runs there, even when the driver is asked for."""
+    program = Program.parse("link(\"a\", \"b\");\nedge(X, Y) :- link(X, Y);")
+    frame = spark.createDataFrame([("b", "c")], "c0 string, c1 string")
+    with placement(spark, "driver"):
+        run = Engine(spark).run(program, ticks=2, edb={"link": frame})
+    assert [s.placement for s in run.stats] == ["spark", "spark"]
+    assert run.facts(2, relations=["edge"])["edge"] == {("a", "b"), ("b", "c")}
+
+
+def test_an_unknown_placement_is_a_usage_error(spark):
+    with placement(spark, "everywhere"), pytest.raises(UsageError, match="spark.sparkdedalus.placement"):
+        Engine(spark).run(BROADCAST, ticks=1)
+
+
+DOUBLES = [0.1, 2.5, 1e16, 1e-5, -3.25, 1.0 / 3, 123456789.125, 0.0, -0.0, float("inf"), float("nan"), 5e-324]
+
+
+@pytest.mark.parametrize("text", [
+    *(spark_string_sql(f"CAST('{v!r}' AS DOUBLE)", "double") for v in DOUBLES),
+    "xxhash64(concat_ws(chr(31), '7', 'a', CAST(CAST(3 AS BIGINT) AS STRING)))",
+    "pmod(xxhash64('seed'), 3)",
+    sql_expr(ast.BinOp("/", ast.Const(-7), ast.Const(2)), {}, {}),
+    sql_expr(ast.BinOp("%", ast.Const(-7), ast.Const(3)), {}, {}),
+    sql_expr(ast.BinOp("/", ast.Const(7), ast.Const(0)), {}, {}),
+    "sha2('sig:a', 256)",
+    "CAST(char_length('héllo') AS BIGINT)",
+    "regexp_extract('n/1/2', '^(.*)/[^/]*$', 1)",
+])
+def test_the_driver_computes_sparks_values(spark, text):
+    """The same Spark SQL text, in Spark and in the driver: the same value."""
+    query = f"SELECT {text} AS v FROM range(0, 1, 1, 1)"
+    assert DuckSession({}).sql(query).collect()[0]["v"] == spark.sql(query).collect()[0]["v"]
+
+
+def test_the_driver_keeps_sparks_row_order_for_choose(spark):
+    """`row_number()` over a hash order picks the same row in both."""
+    query = ("SELECT k, v FROM (SELECT k, v, row_number() OVER (PARTITION BY k ORDER BY xxhash64(v)) AS r "
+             "FROM (SELECT inline(array(struct('a' AS k, 'x' AS v), struct('a' AS k, 'y' AS v), "
+             "struct('b' AS k, 'z' AS v))) FROM range(0, 1, 1, 1))) WHERE r = 1 ORDER BY k")
+    duck = [tuple(r.values()) for r in DuckSession({}).sql(query).collect()]
+    assert duck == [tuple(r) for r in spark.sql(query).collect()]
