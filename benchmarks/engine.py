@@ -321,7 +321,8 @@ def run_program(spark, jobs: Jobs, program, ticks: int, edb: dict, label: str, b
         per_tick.append({"tick": s.tick, "seconds": round(s.seconds, 4), "jobs": len(ids), "stages": stages,
                          "tasks": tasks, "py4j_calls": py4j_calls, "catalyst_rule_seconds": round(rule_seconds, 4),
                          "iterations": s.iterations,
-                         "facts": s.facts, "incremental": s.incremental, "compiled": s.compiled})
+                         "facts": s.facts, "incremental": s.incremental, "compiled": s.compiled,
+                         "placement": s.placement})
     return box.get("run"), per_tick, total, status
 
 

@@ -21,6 +21,7 @@ from sparkdedalus.network import Fixed, Network, Uniform
 from sparkdedalus.reference import run as reference_run
 from sparkdedalus.spark.engine import Engine
 from test_capacity import THREE_SENDERS, leader_program
+from engine_helpers import PLACEMENTS
 from test_engine_differential import SETTINGS, check_alone
 
 EXAMPLES = int(os.environ.get("SPARKDEDALUS_DIFF_CAPACITY", "12"))
@@ -63,9 +64,9 @@ def test_a_saturated_leader_and_a_queue_of_three_match_the_reference(spark):
 
 
 @settings(max_examples=EXAMPLES, **SETTINGS)
-@given(program=programs(shape=SMALL), network=networks)
-def test_generated_programs_match_the_reference_under_a_capacity(spark, program, network):
-    check_alone(spark, program, network)
+@given(program=programs(shape=SMALL), network=networks, mode=st.sampled_from(PLACEMENTS))
+def test_generated_programs_match_the_reference_under_a_capacity(spark, program, network, mode):
+    check_alone(spark, program, network, mode)
 
 
 #: facts go(S, D, X)@T and link(S, D) drawn per example: messages sent at several

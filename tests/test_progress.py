@@ -29,6 +29,15 @@ def test_bar_shows_ticks_facts_and_seconds_on_a_terminal():
     assert "1/3" in shown and "1,234 facts" in shown and "0.25s" in shown
 
 
+@pytest.mark.parametrize("placement, said", [("driver", "in the driver"), ("spark", "on Spark")])
+def test_bar_says_where_the_tick_ran(placement, said):
+    stream = Terminal()
+    with TickProgress(3, stream=stream) as bar:
+        bar.advance(2, 0.01, 5, placement)
+        shown = stream.getvalue()
+    assert said in shown and "2/3" in shown
+
+
 @pytest.mark.parametrize("stream, enabled", [(io.StringIO(), True), (Terminal(), False)])
 def test_bar_is_silent_off_a_terminal_or_when_quiet(stream, enabled):
     with TickProgress(3, enabled=enabled, stream=stream) as bar:

@@ -27,6 +27,8 @@ from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
 
+from sparkdedalus.plumbing.lazy import started
+
 PREFIX = "sparkdedalus"
 #: the local properties holding the call site Spark gives the RDDs and jobs a thread starts
 CALL_SITE = ("callSite.short", "callSite.long")
@@ -36,13 +38,28 @@ class JobNames:
     def __init__(self, spark: SparkSession):
         self.spark = spark
         self._scopes: list = []  # (kind, value, tag)
+        self._context = self._outside = None
+        self._bound = False
+        self._bind()
+
+    def _bind(self) -> bool:
+        """Whether the session is up (a LazySession, plumbing/lazy.py, may not be
+        yet: its jobs are named from its start on); bound to its context the
+        first time it is, the scopes open then tagging its jobs."""
+        if self._bound:
+            return True
+        if not started(self.spark):
+            return False
+        self._bound = True
         try:  # a classic session's SparkContext; Spark Connect has none
-            self._context = spark.sparkContext
+            self._context = self.spark.sparkContext
             self._outside = self._context.getLocalProperty("spark.job.description")
             self._outside_site = [self._context.getLocalProperty(key) for key in CALL_SITE]
         except Exception:  # noqa: BLE001 (PySparkNotImplementedError, AttributeError)
-            self._context = None
-            self._outside = None
+            self._context = self._outside = None
+        for _, _, tag in self._scopes:
+            self.spark.addTag(tag)
+        return True
 
     @staticmethod
     def tag(kind: str, value) -> str:
@@ -79,6 +96,7 @@ class JobNames:
         tags, description = [t for _, _, t in self._scopes], self.description()
 
         def named(*args):
+            self._bind()
             for tag in tags:
                 self.spark.addTag(tag)
             self._describe(description)
@@ -93,14 +111,17 @@ class JobNames:
     def _open(self, kind: str, value) -> None:
         tag = self.tag(kind, value)
         self._scopes.append((kind, value, tag))
-        self.spark.addTag(tag)
-        self._describe(self.description())
+        if self._bind():
+            self.spark.addTag(tag)
+            self._describe(self.description())
 
     def _close(self, depth: int) -> None:
-        for _, _, tag in self._scopes[depth:]:
+        bound = self._bind()
+        for _, _, tag in self._scopes[depth:] if bound else ():
             self.spark.removeTag(tag)
         del self._scopes[depth:]
-        self._describe(self.description())
+        if bound:
+            self._describe(self.description())
 
     def _describe(self, text: str | None) -> None:
         if self._context is not None:

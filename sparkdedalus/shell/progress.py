@@ -26,8 +26,10 @@ class TickProgress:
             self._progress.start()
         return self
 
-    def advance(self, tick: int, seconds: float, facts: int) -> None:
-        self.show(tick, f"{facts:,} facts, last tick {seconds:.2f}s")
+    def advance(self, tick: int, seconds: float, facts: int, placement: str | None = None) -> None:
+        """Tick `tick` done: the facts it hands on, its seconds and where it ran (spark/placement.py)."""
+        where = f" ({'in the driver' if placement == 'driver' else 'on Spark'})" if placement else ""
+        self.show(tick, f"{facts:,} facts, last tick {seconds:.2f}s{where}")
 
     def show(self, done: int, last: str) -> None:
         """`done` units so far, and a note on the last one."""

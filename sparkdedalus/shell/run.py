@@ -36,10 +36,12 @@ from sparkdedalus.network import Network
 from sparkdedalus.output import FORMATS, render
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, names, network, writable
+from sparkdedalus.shell.run_spark import DEFAULT_MASTER
 from sparkdedalus.shell.stats import collected, gc_stats, say_collected, shown_collected, write_stats
 
 ENGINES = ("spark", "reference")
 GC_MODES = ("auto", "on", "off")  # analysis.gc.MODES
+
 
 
 def add_parser(commands) -> None:
@@ -71,7 +73,7 @@ def add_arguments(run, session_options: bool = True) -> None:
                      help="e.g. 'delay=uniform(1,3),omit=a>b@2,crash=b@3' (default: every message arrives at t+1)")
     run.add_argument("--inputs", metavar="DIR", help="directory .input paths are relative to (default: the program's)")
     if session_options:
-        run.add_argument("--master", metavar="URL", default="local[2]",
+        run.add_argument("--master", metavar="URL", default=DEFAULT_MASTER,
                          help="Spark master for the session the run creates (default local[2])")
         run.add_argument("--remote", metavar="URL", help="use Spark Connect at URL (e.g. sc://host:15002 or local[2])")
     run.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[], type=key_value,

@@ -20,6 +20,7 @@ from importlib import import_module
 
 from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
+from sparkdedalus.plumbing.lazy import started
 from sparkdedalus.shell.stats import collected, gc_stats, say_collected, shown_collected, write_stats
 
 
@@ -41,6 +42,25 @@ def spark_session(args):
     if args.ui:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off (spark.ui.enabled is false)'}", file=sys.stderr)
     return spark
+
+
+class _DefaultMaster(str):
+    """The master of a run given no --master, told apart from one given (`lazy_session`)."""
+
+
+#: `run --master`'s default
+DEFAULT_MASTER = _DefaultMaster("local[2]")
+
+
+def lazy_session(args):
+    """The session of `spark_session(args)`, started when a tick goes to Spark or
+    anything else needs it (plumbing/lazy.py): a run whose ticks all run in the
+    driver starts no JVM. Started at once with --remote, --ui or a --master given."""
+    if args.remote or args.ui or args.master is not DEFAULT_MASTER:  # a session asked for (or spark-submit's)
+        return spark_session(args)
+    from sparkdedalus.plumbing.lazy import LazySession
+    from sparkdedalus.plumbing.session import spark_defaults
+    return LazySession(lambda: spark_session(args), {**spark_defaults(), **args.conf_settings})
 
 
 #: modules a Spark run imports once its session is up (pandas and pyarrow by pyspark's
@@ -133,9 +153,18 @@ class _JobCounter:
     GROUP = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
     def __init__(self, spark):
+        self.spark = spark
         self.tracker = self.context = None
+        self._bound = False
+        self._bind()
+
+    def _bind(self) -> None:
+        """Join the group once the session is up (a LazySession may start mid-run, or never)."""
+        if self._bound or not started(self.spark):
+            return
+        self._bound = True
         try:
-            self.context = spark.sparkContext
+            self.context = self.spark.sparkContext
             self.saved = {key: self.context.getLocalProperty(key) for key in self.GROUP}
             self.tracker = self.context.statusTracker()
             self.context.setJobGroup("sparkdedalus", "sparkdedalus run")
@@ -143,6 +172,10 @@ class _JobCounter:
             self.tracker = self.context = None
 
     def count(self) -> int | None:
+        """The jobs of the run so far; 0 while the session has not started; None where Spark cannot tell."""
+        self._bind()
+        if not self._bound:
+            return 0
         if self.tracker is None:
             return None
         return len(self.tracker.getJobIdsForGroup("sparkdedalus"))
@@ -164,7 +197,7 @@ def run_spark(program, args, new_session=None) -> int:
     local = args.master is not None and (not args.remote or args.remote.startswith("local"))
     args.quick_jit = local and quick_jit(program, args.tick_count)
     preload()
-    spark = (new_session or spark_session)(args)
+    spark = (new_session or lazy_session)(args)
     memory = _driver_memory(spark)
     try:
         return _run_and_print(spark, program, args, started)
@@ -198,7 +231,7 @@ def _run_counted(spark, program, args, started: float, jobs: _JobCounter) -> int
             if now is not None:
                 per_tick_jobs.append(now - last[0])
                 last[0] = now
-            bar.advance(tick, stats.seconds, stats.facts)
+            bar.advance(tick, stats.seconds, stats.facts, stats.placement)
 
         args.gc_rules = collected(program, args)
         run = _run(Engine(spark), program, args, progress)
@@ -314,6 +347,7 @@ def _write_stats(path: str, run, facts: dict, per_tick_jobs: list, seconds: floa
         "iterations_per_tick": [s.iterations for s in run.stats],
         "incremental_rules_per_tick": [s.incremental for s in run.stats],
         "facts_per_tick": [s.facts for s in run.stats],
+        "placement_per_tick": [s.placement for s in run.stats],
         **gc_stats(gc, [s.persisted for s in run.stats], [s.collected for s in run.stats]),
         "facts": {name: len(rows) for name, rows in sorted(facts.items())},
     }

@@ -202,7 +202,7 @@ class Loader:
         if self._input_plan is not None:
             frames, counts, sizer = self._input_plan
             self._input_plan = None
-            self._input_pack, _ = self._static_pack(frames, counts, TickSql(self.spark, self.plan, sizer))
+            self._input_pack, _ = self._static_pack(frames, counts, type(self.sql)(self.spark, self.plan, sizer))
         return self._input_pack
 
     def _static_pack(self, frames: dict, counts: dict, sql: TickSql | None = None) -> tuple[DataFrame | None, int]:

@@ -28,6 +28,7 @@ class TickLoop:
 
     #: the parts that depend on where the tick runs (spark/duck/loop.py has the driver's)
     sizer_class = Sizer
+    sql_class = TickSql
     executor_class = Executor
 
     def __init__(self, spark: SparkSession, program: Program, network: Network | None = None,
@@ -51,7 +52,7 @@ class TickLoop:
         most = partitions or max_partitions(spark)
         self.plan = TickPlan(spark, program, network or Network(), frozenset(stamped), list(gc or ()), policy, most)
         self.sizer = self.sizer_class(partitions, most, self.plan.partitioner is not None, count_exchanges)
-        sql = TickSql(spark, self.plan, self.sizer)
+        sql = self.sql_class(spark, self.plan, self.sizer)
         self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart, rows or {},
                              files or {})
         self.executor = self.executor_class(spark, self.plan, sql, self.sizer, self.loader, names or JobNames(spark))

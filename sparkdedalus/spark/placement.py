@@ -50,8 +50,9 @@ class PlacedLoop:
     def __init__(self, spark: SparkSession, make_spark, driver_loop: DriverTickLoop | None, read_back: set):
         self.spark = spark
         self._make_spark = make_spark
-        self._spark_loop: TickLoop | None = None
         self.driver_loop = driver_loop
+        #: built now for a run only Spark runs (its set-up's jobs named as such), else when a tick first needs it
+        self._spark_loop: TickLoop | None = make_spark() if driver_loop is None else None
         self.mode = placement_mode(spark)
         self.limit = driver_rows(spark)
         self.read_back = read_back
@@ -61,6 +62,11 @@ class PlacedLoop:
         if self._spark_loop is None:
             self._spark_loop = self._make_spark()
         return self._spark_loop
+
+    @property
+    def plan(self):
+        """The run's tick plan (spark/plan.py), Spark's: the driver's differs in its partitioner only."""
+        return self.spark_loop.plan
 
     @property
     def layout(self):

@@ -63,6 +63,35 @@ class Statement:
         return expand(sql)
 
 
+    def render_with(self, sql: str) -> str:
+        """The query `sql` with the subqueries it reads named once each in a
+        `WITH` clause, in dependency order: for a planner that takes common
+        table expressions in its stride (DuckDB's, spark/duck/), where written
+        in place a subquery read twice is parsed and planned twice.
+
+        >>> statement = Statement()
+        >>> a = statement.name("SELECT 1 AS x")
+        >>> statement.render_with(f"SELECT * FROM {a} JOIN {a} USING (x)")
+        'WITH __q1 AS (SELECT 1 AS x) SELECT * FROM __q1 JOIN __q1 USING (x)'
+        """
+        order: list = []
+        done: set = set()
+        stack = [(name, False) for name in reversed(_NAME.findall(sql))]
+        while stack:  # depth first, a subquery after those it reads
+            name, expanded = stack.pop()
+            if name in done:
+                continue
+            if expanded:
+                done.add(name)
+                order.append(name)
+                continue
+            stack.append((name, True))
+            stack.extend((read, False) for read in reversed(_NAME.findall(self._texts[name])) if read not in done)
+        if not order:
+            return sql
+        return "WITH " + ", ".join(f"{name} AS ({self._texts[name]})" for name in order) + " " + sql
+
+
 class Views:
     """Temporary views of DataFrames for the loop's queries: `of(frame)` names
     one (unique to the run), `drop()` drops those made so far."""

@@ -68,7 +68,9 @@ def _rows(select: exp.Select) -> exp.Expression | None:
 def duckdb_sql(sql: str) -> str:
     """The DuckDB text of the tick loop's Spark SQL `sql` (see the module)."""
     tree = sqlglot.parse_one(_doubles_as_text(sql), read="spark")
-    tree = tree.transform(lambda node: (_rows(node) or node) if isinstance(node, exp.Select) else node)
+    if "inline(" in sql:
+        tree = tree.transform(lambda node: (_rows(node) or node) if isinstance(node, exp.Select) else node,
+                              copy=False)
     text = tree.sql("duckdb", unsupported_level=sqlglot.ErrorLevel.IGNORE)
     if _SPARK_HASH.search(text) or "REFLECT(" in text:
         raise NotInDriver(f"Spark-only function in: {text[:200]}")
