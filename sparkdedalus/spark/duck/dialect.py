@@ -10,8 +10,13 @@ function `sd_double_text` (spark/duck/functions.py). Spark's `hash` (Murmur3,
 the partitioner's buckets) has no DuckDB twin: a text that calls it raises
 `NotInDriver` (the driver's loop has no partitioner, so its own texts never do).
 
+A tick's texts differ from the last tick's in their numbers (the tick, row
+counts) and the names of their views only: those are taken out before the
+translation (`_parameterised`), which is then looked up in a cache, and put
+back into what it gives. Steady ticks translate nothing.
+
 >>> duckdb_sql("SELECT /*+ COALESCE(1) */ `v0` div 2L AS q FROM t l LEFT ANTI JOIN u r USING (`v0`)")
-'SELECT "v0" // TRY_CAST(2 AS BIGINT) AS q FROM t AS l ANTI JOIN u AS r USING ("v0")'
+'SELECT "v0" // CAST(2 AS BIGINT) AS q FROM t AS l ANTI JOIN u AS r USING ("v0")'
 >>> duckdb_sql("SELECT inline(array(struct(CAST('a' AS string) AS c0, CAST(1 AS bigint) AS c1))) FROM range(0, 1, 1, 1)")
 "SELECT * FROM (VALUES (TRY_CAST('a' AS TEXT), TRY_CAST(1 AS BIGINT))) AS __rows(c0, c1)"
 """
@@ -33,7 +38,9 @@ _MARK = "\x00"
 #: the Spark SQL text of a double's canonical text, around the expression it prints
 _DOUBLE_BEFORE, _DOUBLE_AFTER = spark_string_sql(_MARK, "double").split(_MARK)
 _SPARK_HASH = re.compile(r"(?<![A-Za-z0-9_])HASH\(")
-_RANGE = "RANGE(0, 1, 1, 1)"
+#: a Spark string literal (backslash escapes), or a name or number outside one
+_TOKENS = re.compile(r"'(?:[^'\\]|\\.)*'|\b(?:__sd\d+_v|__sd_in|__q)\d+\b|(?<![\w.])\d+L?(?![\w.])")
+_PLACEHOLDER = re.compile(r"\b__sdp(\d+)__\b")
 
 
 class NotInDriver(Exception):
@@ -64,14 +71,38 @@ def _rows(select: exp.Select) -> exp.Expression | None:
     return sqlglot.parse_one(f"SELECT * FROM (VALUES {rows}) AS __rows({', '.join(names)})", read="duckdb")
 
 
-@lru_cache(maxsize=256)
+def _parameterised(sql: str) -> tuple[str, list]:
+    """`sql` with its numbers and view names outside string literals replaced
+    by placeholders `__sdpI__`, and the DuckDB text of each (`2L` as a BIGINT).
+
+    >>> _parameterised("SELECT 2L, 'a 3', c1 FROM __sd1_v7 WHERE x = 10")
+    ("SELECT __sdp0__, 'a 3', c1 FROM __sdp1__ WHERE x = __sdp2__", ['CAST(2 AS BIGINT)', '__sd1_v7', '10'])
+    """
+    values: list = []
+
+    def replace(match) -> str:
+        token = match.group(0)
+        if token.startswith("'"):
+            return token
+        values.append(f"CAST({token[:-1]} AS BIGINT)" if token.endswith("L") else token)
+        return f"__sdp{len(values) - 1}__"
+    return _TOKENS.sub(replace, sql), values
+
+
 def duckdb_sql(sql: str) -> str:
     """The DuckDB text of the tick loop's Spark SQL `sql` (see the module)."""
-    tree = sqlglot.parse_one(_doubles_as_text(sql), read="spark")
+    template, values = _parameterised(_doubles_as_text(sql.replace("range(0, 1, 1, 1)", "range(0, 1)")))
+    return _PLACEHOLDER.sub(lambda m: values[int(m.group(1))], _translated(template))
+
+
+@lru_cache(maxsize=512)
+def _translated(sql: str) -> str:
+    """The DuckDB text of Spark SQL `sql` with placeholders (`_parameterised`)."""
+    tree = sqlglot.parse_one(sql, read="spark")
     if "inline(" in sql:
         tree = tree.transform(lambda node: (_rows(node) or node) if isinstance(node, exp.Select) else node,
                               copy=False)
     text = tree.sql("duckdb", unsupported_level=sqlglot.ErrorLevel.IGNORE)
     if _SPARK_HASH.search(text) or "REFLECT(" in text:
         raise NotInDriver(f"Spark-only function in: {text[:200]}")
-    return text.replace(_RANGE, "RANGE(0, 1)")
+    return text

@@ -1,0 +1,57 @@
+"""`sparkdedalus run` starts Spark only when a tick goes there (shell/run_spark.py,
+plumbing/lazy.py): a run whose ticks all fit the driver runs with no Java at all,
+and prints the reference evaluator's facts; a run whose ticks go to Spark starts it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sparkdedalus import Program
+from sparkdedalus.output import facts_json
+from sparkdedalus.reference import run as reference_run
+from engine_helpers import EXAMPLES
+
+COMMAND = os.path.join(os.path.dirname(sys.executable), "sparkdedalus")
+BROADCAST = str(EXAMPLES / "broadcast.ded")
+
+
+def sparkdedalus(*args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([COMMAND, *args], capture_output=True, text=True, timeout=600, env=env)
+
+
+def expected(ticks: int) -> dict:
+    program = Program.from_files(BROADCAST)
+    trace = reference_run(program, ticks=ticks)
+    return facts_json(ticks, {n: trace.relation(n, ticks) for n in program.outputs})
+
+
+def without_java() -> dict:
+    """An environment in which starting Spark fails: no Java to be found."""
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if not os.path.exists(os.path.join(p, "java")))
+    return {**os.environ, "JAVA_HOME": "/nonexistent", "PATH": path}
+
+
+def test_a_run_in_the_driver_needs_no_java(tmp_path):
+    stats = tmp_path / "stats.json"
+    done = sparkdedalus("run", BROADCAST, "--ticks", "5", "--format", "json", "--stats", str(stats),
+                        env=without_java())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected(5)
+    assert json.loads(stats.read_text())["placement_per_tick"] == ["driver"] * 5
+
+
+@pytest.mark.spark
+def test_a_run_whose_ticks_go_to_spark_starts_it(tmp_path):
+    """driverRows 0: every tick on Spark; without Java the same run fails, one line, exit 1 or 2."""
+    args = ["run", BROADCAST, "--ticks", "3", "--format", "json", "--conf", "spark.sparkdedalus.fixpoint.driverRows=0"]
+    stats = tmp_path / "stats.json"
+    done = sparkdedalus(*args, "--stats", str(stats))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected(3)
+    assert json.loads(stats.read_text())["placement_per_tick"] == ["spark"] * 3
+    failed = sparkdedalus(*args, env=without_java())
+    assert failed.returncode != 0 and "Traceback" not in failed.stderr
