@@ -111,3 +111,35 @@ def test_the_driver_keeps_sparks_row_order_for_choose(spark):
              "struct('b' AS k, 'z' AS v))) FROM range(0, 1, 1, 1))) WHERE r = 1 ORDER BY k")
     duck = [tuple(r.values()) for r in DuckSession({}).sql(query).collect()]
     assert duck == [tuple(r) for r in spark.sql(query).collect()]
+
+
+def _inputs_program(tmp_path, ballots: int):
+    """A `.input` CSV of `ballots` rows at every tick and a stamped one (rows at ticks 2 and 3)."""
+    (tmp_path / "program.ded").write_text(
+        '.decl vote(voter: string, choice: long)\n.input vote from "vote.csv"\n'
+        '.decl late(voter: string, choice: long)\n.input late from "late.csv"\n'
+        'tally(C, count<V>) :- vote(V, C);\n'
+        'tally(C, count<V>) :- late(V, C);\n'
+        'seen(V)@next :- late(V, _);\nseen(V)@next :- seen(V);\n')
+    (tmp_path / "vote.csv").write_text("voter,choice\n" + "".join(f"v{i},{i % 3}\n" for i in range(ballots)))
+    (tmp_path / "late.csv").write_text("voter,choice,tick\nw1,7,2\nw2,7,3\nw3,8,\n")
+    return Program.from_files(str(tmp_path / "program.ded"))
+
+
+@pytest.mark.parametrize("mode", ["driver", "alternate", "auto"])
+def test_input_files_are_collected_to_the_driver(spark, tmp_path, mode):
+    """`.input` CSV files (at every tick, and stamped with ticks) read by Spark once,
+    then every tick in the driver: the reference's facts."""
+    program = _inputs_program(tmp_path, 30)
+    with placement(spark, mode):
+        found, run = compared_run(spark, program, 4)
+    assert found == []
+    assert [s.placement for s in run.stats] == (["driver", "spark"] * 2 if mode == "alternate" else ["driver"] * 4)
+
+
+def test_input_files_larger_than_the_threshold_stay_on_spark(spark, tmp_path):
+    program = _inputs_program(tmp_path, 30)
+    with placement(spark, "auto", **{DRIVER_ROWS_SETTING: 20}):
+        found, run = compared_run(spark, program, 3)
+    assert found == []
+    assert [s.placement for s in run.stats] == ["spark"] * 3

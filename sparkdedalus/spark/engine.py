@@ -112,7 +112,8 @@ class Engine:
                 collect = applied(program, gc)
                 loop = placed_loop(self.spark, program, network, static, partitions, stamped, collect, policy,
                                    names, count_exchanges, rows, files, ticks_read_back(program),
-                                   spark_only=store is not None or provenance)
+                                   spark_only=store is not None or provenance,
+                                   edb={n for n, given in (edb or {}).items() if not isinstance(given, list)})
             writer = None
             if store is not None:
                 from sparkdedalus.store import Store

@@ -2,11 +2,12 @@
 
 `PlacedLoop` is the tick loop of `Engine.run`: the same plan in two placements,
 a `DriverTickLoop` (spark/duck/loop.py) and Spark's `TickLoop`, and per tick
-the one its data fits. A tick runs in the driver when the run's inputs are all
-held by the driver (the program's facts and rows given as lists: no `.input`
-frame, no `edb=` DataFrame, no fixed `partitions`) and the facts it starts
-from (the previous tick's pack, at the first tick the facts true at every
-tick) are at most `spark.sparkdedalus.fixpoint.driverRows` rows; else on Spark.
+the one its data fits. A tick runs in the driver when the driver holds the run's
+inputs (the program's facts, rows given as lists, and `.input` files of at most
+`spark.sparkdedalus.fixpoint.driverRows` rows in all, collected once: not an
+`edb=` DataFrame, nor with a fixed `partitions`) and the facts it starts from
+(the previous tick's pack, at the first tick the facts true at every tick) are
+at most `spark.sparkdedalus.fixpoint.driverRows` rows; else on Spark.
 A pack moves with the tick: to Spark as a local relation given its partition
 column (`Layout.adopt`), back as the Arrow table of one `toArrow` job.
 
@@ -17,6 +18,8 @@ default, as above), `driver` (every tick the run allows in the driver),
 """
 
 from __future__ import annotations
+
+import sys
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -128,18 +131,56 @@ class PlacedLoop:
         return self._loop_of(pack).full(pack)
 
 
+def driver_inputs(static: dict, stamped: dict, rows: dict, edb: set, limit: int) -> tuple[dict, dict] | None:
+    """The run's inputs as the driver holds them: rows given as lists as they
+    are, `.input` frames collected (one job each, never more than `limit` + 1
+    rows); ({relation: rows}, {relation: (pa.Table, ticks)}). None when they
+    are more than `limit` rows in all, or when `edb` names a relation given as a
+    DataFrame (the user's: Spark's)."""
+    if edb & set(static):
+        return None
+    held = sum(len(given) for given in static.values() if isinstance(given, list))
+    known = sum(rows.get(name) or 0 for name, given in static.items() if not isinstance(given, list))
+    if held + known > limit:
+        return None
+    lists, collected = {}, {}
+
+    def collect(frame):
+        nonlocal held
+        table = frame.limit(min(limit - held + 1, 2 ** 31 - 1)).toArrow()
+        held += table.num_rows
+        return table if held <= limit else None
+    for name, given in static.items():
+        if isinstance(given, list):
+            lists[name] = given
+            continue
+        table = collect(given)
+        if table is None:
+            return None
+        lists[name] = [tuple(row.values()) for row in table.to_pylist()]
+    for name, (frame, ticks) in stamped.items():
+        table = collect(frame)
+        if table is None:
+            return None
+        collected[name] = (table, ticks)
+    return lists, collected
+
+
 def placed_loop(spark: SparkSession, program, network, static: dict, partitions, stamped: dict, gc: list,
                 policy: bool, names, count_exchanges: bool, rows: dict, files: dict, read_back: set,
-                spark_only: bool) -> PlacedLoop:
+                spark_only: bool, edb: set) -> PlacedLoop:
     """The PlacedLoop of a run of `Engine.run` (its arguments are TickLoop's);
-    `spark_only`: a feature the driver placement lacks was asked for."""
+    `spark_only`: a feature the driver placement lacks was asked for; `edb`:
+    the relations given as DataFrames by the caller."""
     def make_spark() -> TickLoop:
         return TickLoop(spark, program, network, static, partitions, stamped, gc, policy, names=names,
                         count_exchanges=count_exchanges, rows=rows, files=files)
-    held = not stamped and partitions is None and not count_exchanges and not spark_only \
-        and all(isinstance(rows_given, list) for rows_given in static.values())
     driver = None
-    if held and placement_mode(spark) != SPARK:
-        settings = {key: spark.conf.get(key, None) for key in DRIVER_SETTINGS}
-        driver = DriverTickLoop(settings, program, network, static, gc, names=None)
+    mode = placement_mode(spark)
+    limit = driver_rows(spark) if mode == "auto" else sys.maxsize  # forced: whatever their size
+    if partitions is None and not count_exchanges and not spark_only and mode != SPARK and limit > 0:
+        held = driver_inputs(static, stamped, rows, edb, limit)
+        if held is not None:
+            settings = {key: spark.conf.get(key, None) for key in DRIVER_SETTINGS}
+            driver = DriverTickLoop(settings, program, network, held[0], gc, stamped=held[1])
     return PlacedLoop(spark, make_spark, driver, read_back)

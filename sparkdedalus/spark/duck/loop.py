@@ -3,7 +3,8 @@
 `DriverTickLoop(settings, program, ...)` is a `TickLoop` (spark/loop.py) over a
 DuckSession (session.py), in one partition and with no partitioner (so no
 Spark `hash` buckets: spark/placement.py gives a pack moving to Spark its
-partition column). Two of its parts differ from Spark's: the sizer counts a
+partition column). Three of its parts differ from Spark's: its queries name
+each subquery once in a WITH clause (`DriverTickSql`), the sizer counts a
 materialised frame in DuckDB (`DriverSizer`), and a recursive component the
 Arrow fixpoint takes is solved by its kernel (`ArrowFixpoint.solve`) on the
 frames' Arrow tables (`DriverExecutor`), where Spark runs it in tasks.
@@ -16,6 +17,7 @@ from sparkdedalus.spark.executor import Executor, LoopState
 from sparkdedalus.spark.fixpoint import ArrowFixpoint
 from sparkdedalus.spark.loop import TickLoop
 from sparkdedalus.spark.sizer import Sizer
+from sparkdedalus.spark.tick_sql import TickSql
 
 
 class DriverSizer(Sizer):
@@ -31,6 +33,15 @@ class DriverSizer(Sizer):
             counts += tuple(frame.session.query([frame], f"SELECT {sums} FROM {{0}}").collect()[0].values())
         self.sized(counts[0])
         return frame, counts
+
+
+class DriverTickSql(TickSql):
+    """The tick's SQL text for DuckDB: the subqueries a query reads named once
+    each in a WITH clause (`Statement.render_with`), where Spark's text writes
+    them in place as often as they are read."""
+
+    def frame_of(self, sql: str) -> DuckFrame:
+        return self.spark.sql(self.statement.render_with(f"SELECT * FROM {self.name(sql)}"))
 
 
 class DriverExecutor(Executor):
@@ -52,9 +63,14 @@ class DriverTickLoop(TickLoop):
     the session settings it reads (`spark.sparkdedalus.*`)."""
 
     sizer_class = DriverSizer
+    sql_class = DriverTickSql
     executor_class = DriverExecutor
 
     def __init__(self, settings: dict, program, network=None, edb: dict | None = None, gc: list | None = None,
-                 input_apart: bool = True, names=None):
-        super().__init__(DuckSession(settings), program, network, edb, partitions=1, gc=gc, policy=False,
+                 stamped: dict | None = None, input_apart: bool = True, names=None):
+        """`edb`: {relation: rows} at every tick; `stamped`: {relation: (pa.Table with a
+        `tick` column, set of its ticks)}, rows at their tick only (TickLoop's, as Arrow)."""
+        session = DuckSession(settings)
+        stamped = {name: (DuckFrame(session, table), ticks) for name, (table, ticks) in (stamped or {}).items()}
+        super().__init__(session, program, network, edb, partitions=1, stamped=stamped, gc=gc, policy=False,
                          input_apart=input_apart, names=names)
