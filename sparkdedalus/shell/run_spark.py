@@ -20,7 +20,7 @@ from importlib import import_module
 
 from sparkdedalus.errors import UserError
 from sparkdedalus.output import render
-from sparkdedalus.plumbing.lazy import started
+from sparkdedalus.plumbing.lazy import started as session_started
 from sparkdedalus.shell.stats import collected, gc_stats, say_collected, shown_collected, write_stats
 
 
@@ -52,12 +52,16 @@ class _DefaultMaster(str):
 DEFAULT_MASTER = _DefaultMaster("local[2]")
 
 
+def starts_lazily(args) -> bool:
+    """Whether the run's session starts when a tick goes to Spark (plumbing/lazy.py)
+    rather than now: not with --remote, --ui or a --master given (nor under spark-submit)."""
+    return not (args.remote or args.ui or args.master is not DEFAULT_MASTER)
+
+
 def lazy_session(args):
     """The session of `spark_session(args)`, started when a tick goes to Spark or
     anything else needs it (plumbing/lazy.py): a run whose ticks all run in the
-    driver starts no JVM. Started at once with --remote, --ui or a --master given."""
-    if args.remote or args.ui or args.master is not DEFAULT_MASTER:  # a session asked for (or spark-submit's)
-        return spark_session(args)
+    driver starts no JVM."""
     from sparkdedalus.plumbing.lazy import LazySession
     from sparkdedalus.plumbing.session import spark_defaults
     return LazySession(lambda: spark_session(args), {**spark_defaults(), **args.conf_settings})
@@ -160,7 +164,7 @@ class _JobCounter:
 
     def _bind(self) -> None:
         """Join the group once the session is up (a LazySession may start mid-run, or never)."""
-        if self._bound or not started(self.spark):
+        if self._bound or not session_started(self.spark):
             return
         self._bound = True
         try:
@@ -196,8 +200,11 @@ def run_spark(program, args, new_session=None) -> int:
     # a driver JVM this process starts (not a Spark Connect server's, nor spark-submit's)
     local = args.master is not None and (not args.remote or args.remote.startswith("local"))
     args.quick_jit = local and quick_jit(program, args.tick_count)
-    preload()
-    spark = (new_session or lazy_session)(args)
+    if new_session is None and starts_lazily(args):
+        spark = lazy_session(args)
+    else:
+        preload()  # while the JVM starts
+        spark = (new_session or spark_session)(args)
     memory = _driver_memory(spark)
     try:
         return _run_and_print(spark, program, args, started)
