@@ -55,3 +55,12 @@ def test_a_run_whose_ticks_go_to_spark_starts_it(tmp_path):
     assert json.loads(stats.read_text())["placement_per_tick"] == ["spark"] * 3
     failed = sparkdedalus(*args, env=without_java())
     assert failed.returncode != 0 and "Traceback" not in failed.stderr
+
+
+def test_a_run_with_small_input_files_needs_no_java(tmp_path):
+    (tmp_path / "votes.ded").write_text('.decl vote(voter: string, choice: long)\n.input vote from "vote.csv"\n'
+                                        '.output tally\ntally(C, count<V>) :- vote(V, C);\n')
+    (tmp_path / "vote.csv").write_text("voter,choice\n" + "".join(f"v{i},{i % 3}\n" for i in range(100)))
+    done = sparkdedalus("run", str(tmp_path / "votes.ded"), "--ticks", "2", "--format", "json", env=without_java())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["relations"] == {"tally": [[0, 34], [1, 33], [2, 33]]}

@@ -126,15 +126,26 @@ def _inputs_program(tmp_path, ballots: int):
     return Program.from_files(str(tmp_path / "program.ded"))
 
 
-@pytest.mark.parametrize("mode", ["driver", "alternate", "auto"])
-def test_input_files_are_collected_to_the_driver(spark, tmp_path, mode):
-    """`.input` CSV files (at every tick, and stamped with ticks) read by Spark once,
-    then every tick in the driver: the reference's facts."""
+@pytest.mark.parametrize("mode, settings", [
+    ("driver", {}), ("alternate", {}), ("auto", {}),
+    ("auto", {"spark.sql.autoBroadcastJoinThreshold": "16"}),  # files over the cap: Spark reads, the driver collects
+])
+def test_input_files_reach_the_driver(spark, tmp_path, mode, settings):
+    """`.input` CSV files (at every tick, and stamped with ticks) read by the driver
+    (or, over the byte cap, by Spark and collected once), then every tick in the
+    driver (every other one when alternating): the reference's facts."""
     program = _inputs_program(tmp_path, 30)
-    with placement(spark, mode):
+    with placement(spark, mode, **settings):
         found, run = compared_run(spark, program, 4)
     assert found == []
     assert [s.placement for s in run.stats] == (["driver", "spark"] * 2 if mode == "alternate" else ["driver"] * 4)
+
+
+def test_a_bad_input_row_is_the_same_one_line_error_in_the_driver(spark, tmp_path):
+    program = _inputs_program(tmp_path, 3)
+    (tmp_path / "vote.csv").write_text("voter,choice\nv1,x\n")
+    with placement(spark, "driver"), pytest.raises(ValueError, match=r"vote.csv: row 1: column 'choice'"):
+        Engine(spark).run(program, ticks=1)
 
 
 def test_input_files_larger_than_the_threshold_stay_on_spark(spark, tmp_path):

@@ -41,7 +41,7 @@ from sparkdedalus.faults.verdict import Checked
 from sparkdedalus.spark.faults import FaultRun, run_faults
 from sparkdedalus.spark.ldfi import search as ldfi
 from sparkdedalus.spark.inputs import read_inputs
-from sparkdedalus.spark.placement import placed_loop
+from sparkdedalus.spark.placement import inputs_in_driver, placed_loop
 from sparkdedalus.spark.provenance import provenance as derivations
 from sparkdedalus.spark.run import Run
 
@@ -104,16 +104,20 @@ class Engine:
         job_id = uuid.uuid4().hex[:8]
         with names.scope("run", job_id):
             with names.scope("setup", "inputs"):
-                static, stamped, rows, files = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
-                for name, frame in (edb or {}).items():
-                    static[name] = static[name].unionAll(_edb_frame(frame, name, program)) if name in static else frame
-                    rows.pop(name, None)  # not counted
-                    files.pop(name, None)  # not held by the files alone
+                def spark_inputs():
+                    static, stamped, rows, files = read_inputs(self.spark, program, inputs_dir, last_tick=ticks)
+                    for name, frame in (edb or {}).items():
+                        static[name] = static[name].unionAll(_edb_frame(frame, name, program)) \
+                            if name in static else frame
+                        rows.pop(name, None)  # not counted
+                        files.pop(name, None)  # not held by the files alone
+                    return static, stamped, rows, files
                 collect = applied(program, gc)
-                loop = placed_loop(self.spark, program, network, static, partitions, stamped, collect, policy,
-                                   names, count_exchanges, rows, files, ticks_read_back(program),
-                                   spark_only=store is not None or provenance,
-                                   edb={n for n, given in (edb or {}).items() if not isinstance(given, list)})
+                spark_only = store is not None or provenance or partitions is not None or count_exchanges
+                loop = placed_loop(self.spark, program, network, spark_inputs,
+                                   None if spark_only else inputs_in_driver(self.spark, program, inputs_dir, edb),
+                                   partitions, collect, policy, names, count_exchanges, ticks_read_back(program),
+                                   spark_only, edb={n for n, given in (edb or {}).items() if not isinstance(given, list)})
             writer = None
             if store is not None:
                 from sparkdedalus.store import Store
@@ -129,6 +133,7 @@ class Engine:
                     writer.close()
         recorded = None
         if provenance:
+            static, stamped, _, _ = loop.spark_inputs()
             recorded = derivations(self.spark, program, loop.spark_loop, driver.state, ticks, static, stamped)
         return Run(program, driver, ticks, writer, job_id, recorded)
 

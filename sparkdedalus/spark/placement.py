@@ -19,8 +19,10 @@ default, as above), `driver` (every tick the run allows in the driver),
 
 from __future__ import annotations
 
+import os
 import sys
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkdedalus.errors import UsageError
@@ -33,6 +35,8 @@ from sparkdedalus.spark.loop import TickLoop
 SETTING = "spark.sparkdedalus.placement"
 MODES = ("auto", "driver", "spark", "alternate")
 DRIVER, SPARK = "driver", "spark"
+#: a dialect type's Arrow type (the others: int64)
+_ARROW = {"string": pa.string(), "double": pa.float64(), "bool": pa.bool_()}
 #: the session settings a tick in the driver reads
 DRIVER_SETTINGS = (FIXPOINT_SETTING, DRIVER_ROWS_SETTING)
 
@@ -50,8 +54,11 @@ class PlacedLoop:
     builds Spark's TickLoop, when a tick first needs it; `driver_loop` is None
     when the run cannot run in the driver."""
 
-    def __init__(self, spark: SparkSession, make_spark, driver_loop: DriverTickLoop | None, read_back: set):
+    def __init__(self, spark: SparkSession, make_spark, driver_loop: DriverTickLoop | None, read_back: set,
+                 spark_inputs=None):
+        """`spark_inputs()`: the run's inputs as Spark frames (placed_loop)."""
         self.spark = spark
+        self.spark_inputs = spark_inputs
         self._make_spark = make_spark
         self.driver_loop = driver_loop
         #: built now for a run only Spark runs (its set-up's jobs named as such), else when a tick first needs it
@@ -73,8 +80,9 @@ class PlacedLoop:
 
     @property
     def layout(self):
-        """The packs' layout on Spark (spark/pack/layout.py): the driver's lacks only the partition column."""
-        return self.spark_loop.layout
+        """The packs' layout (pack/layout.py): Spark's once its loop is built, else the
+        driver's, which lacks only the partition column (a relation's columns are the same)."""
+        return self.driver_loop.layout if self._spark_loop is None else self._spark_loop.layout
 
     def placement(self, tick: int, state: LoopState) -> str:
         """Where tick `tick` runs (see the module)."""
@@ -166,21 +174,101 @@ def driver_inputs(static: dict, stamped: dict, rows: dict, edb: set, limit: int)
     return lists, collected
 
 
-def placed_loop(spark: SparkSession, program, network, static: dict, partitions, stamped: dict, gc: list,
-                policy: bool, names, count_exchanges: bool, rows: dict, files: dict, read_back: set,
-                spark_only: bool, edb: set) -> PlacedLoop:
-    """The PlacedLoop of a run of `Engine.run` (its arguments are TickLoop's);
-    `spark_only`: a feature the driver placement lacks was asked for; `edb`:
-    the relations given as DataFrames by the caller."""
+def placed_loop(spark: SparkSession, program, network, spark_inputs, held: tuple | None, partitions, gc: list,
+                policy: bool, names, count_exchanges: bool, read_back: set, spark_only: bool,
+                edb: set) -> PlacedLoop:
+    """The PlacedLoop of a run of `Engine.run`. `spark_inputs()`: the run's
+    inputs as Spark frames (static, stamped, rows, files: TickLoop's arguments),
+    called once, when Spark's loop is built; `held`: the inputs the driver read
+    itself (`inputs_in_driver`), or None; `spark_only`: a feature the driver
+    placement lacks was asked for; `edb`: the relations the caller gave as
+    DataFrames; the others are TickLoop's."""
+    read = []
+
+    def inputs() -> tuple:
+        if not read:
+            read.append(spark_inputs())
+        return read[0]
+
     def make_spark() -> TickLoop:
+        static, stamped, rows, files = inputs()
         return TickLoop(spark, program, network, static, partitions, stamped, gc, policy, names=names,
                         count_exchanges=count_exchanges, rows=rows, files=files)
     driver = None
     mode = placement_mode(spark)
     limit = driver_rows(spark) if mode == "auto" else sys.maxsize  # forced: whatever their size
-    if partitions is None and not count_exchanges and not spark_only and mode != SPARK and limit > 0:
-        held = driver_inputs(static, stamped, rows, edb, limit)
+    if not spark_only and mode != SPARK and limit > 0:
+        if held is None:
+            static, stamped, rows, _ = inputs()
+            held = driver_inputs(static, stamped, rows, edb, limit)
         if held is not None:
             settings = {key: spark.conf.get(key, None) for key in DRIVER_SETTINGS}
             driver = DriverTickLoop(settings, program, network, held[0], gc, stamped=held[1])
-    return PlacedLoop(spark, make_spark, driver, read_back)
+    return PlacedLoop(spark, make_spark, driver, read_back, inputs)
+
+
+#: Spark's default `spark.sql.autoBroadcastJoinThreshold`: the most bytes Spark collects to the driver to join
+BROADCAST_BYTES = 10 * 1024 * 1024
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2, "g": 1024 ** 3, "gb": 1024 ** 3}
+
+
+def size_bytes(text: str | None, default: int) -> int:
+    """A Spark byte size setting (`10485760b`, `10MB`, `64k`) in bytes.
+
+    >>> size_bytes("10MB", 0), size_bytes("4096", 0), size_bytes(None, 7), size_bytes("-1", 0)
+    (10485760, 4096, 7, -1)
+    """
+    if text is None:
+        return default
+    number = text.strip().lower().rstrip("bgkm") or "0"
+    unit = text.strip().lower()[len(number):]
+    return int(float(number) * _UNITS.get(unit, 1))
+
+
+def inputs_in_driver(spark: SparkSession, program, inputs_dir: str | None, edb: dict | None) -> tuple | None:
+    """The run's inputs read by the driver itself, with no JVM, when its ticks
+    may run there: every `.input` a file or table of at most
+    `spark.sql.autoBroadcastJoinThreshold` bytes in all (default 10 MB: what
+    Spark itself would collect to the driver) read by `sparkdedalus.inputs`
+    (the rows both engines accept, and their messages), at most driverRows
+    rows; `edb` rows given as lists. ({relation: rows}, {relation: (pa.Table
+    c0.. and `tick`, its ticks)}), as `driver_inputs`; None: Spark reads them."""
+    from sparkdedalus.inputs import locate, read_inputs as read_files
+
+    mode = placement_mode(spark)
+    limit = driver_rows(spark) if mode == "auto" else sys.maxsize
+    if mode == SPARK or limit <= 0 or not program.inputs or any(not isinstance(v, list) for v in (edb or {}).values()):
+        return None
+    if set(edb or {}) & {decl.name for decl in program.inputs}:
+        return None  # Spark's reader says why not
+    paths = [locate(decl, inputs_dir)[0] for decl in program.inputs]
+    if not all(os.path.exists(p) for p in paths):
+        return None  # Spark's reader says which is missing
+    cap = size_bytes(spark.conf.get("spark.sql.autoBroadcastJoinThreshold", None), BROADCAST_BYTES)
+    if mode == "auto" and sum(_bytes(p) for p in paths) > cap:
+        return None
+    static: dict = {name: [tuple(row) for row in rows] for name, rows in (edb or {}).items()}
+    stamped: dict = {}
+    found = read_files(program, inputs_dir)
+    if len(found) + sum(len(rows) for rows in static.values()) > limit:
+        return None
+    for name, tick, row in found:
+        if tick is None:
+            static.setdefault(name, []).append(tuple(row))
+        else:
+            stamped.setdefault(name, []).append((*row, tick))
+    tables = {}
+    for name, rows in stamped.items():
+        relation = program.relations[name]
+        fields = [(f"c{i}", _ARROW.get(t, pa.int64())) for i, t in enumerate(relation.types)] + [("tick", pa.int64())]
+        columns = list(zip(*rows))
+        table = pa.Table.from_arrays([pa.array(c, type) for c, (_, type) in zip(columns, fields)],
+                                     names=[n for n, _ in fields])
+        tables[name] = (table, {row[-1] for row in rows})
+    return static, tables
+
+
+def _bytes(path: str) -> int:
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+    return os.path.getsize(path)
