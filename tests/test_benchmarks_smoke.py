@@ -225,13 +225,26 @@ def test_quick_recursion_steps_agree():
     assert by_kind["done"][0]["failed_steps"] == 0
 
 
-@pytest.mark.parametrize("script", ["engine.py", "large_ticks.py", "partitioning.py"])
+@pytest.mark.parametrize("script", ["engine.py", "large_ticks.py", "partitioning.py", "placement.py"])
 def test_a_spark_setting_without_a_value_is_refused_in_one_line(script):
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--conf", "spark.sql.shuffle.partitions"],
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].endswith("--conf 'spark.sql.shuffle.partitions': expected KEY=VALUE")
     assert "Traceback" not in result.stderr and result.stdout.count('"measurement": "config"') == 0
+
+
+@pytest.mark.slow
+def test_placement_benchmark_compares_both_placements():
+    """Both placements' facts agree at every size (the script exits 1 when they do not)."""
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "placement.py"), "--sizes", "100,300",
+                             "--ticks", "3"], cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    sizes = [line for line in lines if line["measurement"] == "size"]
+    assert [line["edges"] for line in sizes] == [100, 300]
+    assert all(line["driver_seconds"] > 0 and line["spark_seconds"] > 0 for line in sizes)
+    assert [line["measurement"] for line in lines][-2:] == ["crossover", "load"]
 
 
 def test_spark_settings_split_at_the_first_equals_sign():

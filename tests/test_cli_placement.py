@@ -64,3 +64,18 @@ def test_a_run_with_small_input_files_needs_no_java(tmp_path):
     done = sparkdedalus("run", str(tmp_path / "votes.ded"), "--ticks", "2", "--format", "json", env=without_java())
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["relations"] == {"tally": [[0, 34], [1, 33], [2, 33]]}
+
+
+def test_a_program_run_again_translates_nothing(tmp_path):
+    """The translations of a run's SQL are kept on disk (spark/duck/translations.py):
+    a second run of the program finds them all and never imports sqlglot."""
+    script = ("import sys; from sparkdedalus.shell.cli import main; "
+              f"code = main(['run', {BROADCAST!r}, '--ticks', '4', '--format', 'json']); "
+              "print('#', code, 'sqlglot' in sys.modules)")
+    env = {**os.environ, "SPARKDEDALUS_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+            for _ in range(2)]
+    outputs = [run.stdout.rpartition("# ") for run in runs]
+    assert [last.split() for _, _, last in outputs] == [["0", "True"], ["0", "False"]], runs[1].stderr
+    assert json.loads(outputs[0][0]) == json.loads(outputs[1][0]) == expected(4)
+    assert any((tmp_path / "cache").iterdir())

@@ -54,7 +54,10 @@ def sessions(monkeypatch):
 
 
 def failing_engine(monkeypatch, exc):
+    """Engine.run raising `exc`, as Spark would: from a started session (the
+    command's session starts when a tick goes to Spark: plumbing/lazy.py)."""
     def run(self, *args, **kwargs):
+        getattr(self.spark, "session", None)  # a LazySession starts here; the others have started
         raise exc
     monkeypatch.setattr(Engine, "run", run)
 

@@ -205,13 +205,14 @@ def run_spark(program, args, new_session=None) -> int:
     else:
         preload()  # while the JVM starts
         spark = (new_session or spark_session)(args)
-    memory = _driver_memory(spark)
+    memory = _driver_memory(spark) if session_started(spark) else None  # read while its JVM is up
     try:
         return _run_and_print(spark, program, args, started)
     except Exception as exc:
         failure = memory_failure(exc)
         if failure is None:
             raise
+        memory = memory or _driver_memory(spark)  # a session started during the run
         raise UserError(f"Spark ran out of memory ({failure}); {_memory_advice(args, memory)}") from exc
 
 

@@ -138,7 +138,7 @@ class Loader:
                     ticks |= self.stamped[name][1]
                 self.stamped[name] = (frame, ticks)
                 continue
-            for *row, tick in rows:
+            for *row, tick in sorted(rows):  # in one order: the same text in every process
                 facts_at.setdefault(tick, {}).setdefault(name, []).append(tuple(row))
         return facts_at
 

@@ -13,7 +13,9 @@ the partitioner's buckets) has no DuckDB twin: a text that calls it raises
 A tick's texts differ from the last tick's in their numbers (the tick, row
 counts) and the names of their views only: those are taken out before the
 translation (`_parameterised`), which is then looked up in a cache, and put
-back into what it gives. Steady ticks translate nothing.
+back into what it gives. Steady ticks translate nothing; the cache is also kept
+on disk (translations.py), so a program run again translates nothing either,
+and sqlglot is imported only for a text never translated before.
 
 >>> duckdb_sql("SELECT /*+ COALESCE(1) */ `v0` div 2L AS q FROM t l LEFT ANTI JOIN u r USING (`v0`)")
 'SELECT "v0" // CAST(2 AS BIGINT) AS q FROM t AS l ANTI JOIN u AS r USING ("v0")'
@@ -23,13 +25,15 @@ back into what it gives. Steady ticks translate nothing.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import re
 from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
 
-import sqlglot
-from sqlglot import exp
-
+from sparkdedalus.spark.duck.translations import Translations
 from udfs.registry import spark_string_sql
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "Hints are not supported": dropped on purpose
@@ -60,8 +64,11 @@ def _doubles_as_text(sql: str) -> str:
         sql = f"{sql[:start]}sd_double_text(CAST({inner} AS DOUBLE)){sql[end + len(_DOUBLE_AFTER):]}"
 
 
-def _rows(select: exp.Select) -> exp.Expression | None:
-    """A `SELECT inline(array(struct(...), ...)) FROM range(...)` as a VALUES subquery, else None."""
+def _rows(select):
+    """A `SELECT inline(array(struct(...), ...)) FROM range(...)` (sqlglot trees) as a VALUES subquery, else None."""
+    import sqlglot
+    from sqlglot import exp
+
     if len(select.expressions) != 1 or not isinstance(select.expressions[0], exp.Inline):
         return None
     structs = select.expressions[0].this.expressions
@@ -95,9 +102,32 @@ def duckdb_sql(sql: str) -> str:
     return _PLACEHOLDER.sub(lambda m: values[int(m.group(1))], _translated(template))
 
 
+def _code_version() -> str:
+    """A digest of what translates: this module's source and sqlglot's version."""
+    source = Path(__file__).read_bytes() + version("sqlglot").encode()
+    return hashlib.sha1(source).hexdigest()[:16]
+
+
+_KEPT = Translations(os.environ.get("SPARKDEDALUS_CACHE_DIR") or os.path.join(Path.home(), ".cache", "sparkdedalus"),
+                     _code_version())
+
+
 @lru_cache(maxsize=512)
 def _translated(sql: str) -> str:
-    """The DuckDB text of Spark SQL `sql` with placeholders (`_parameterised`)."""
+    """The DuckDB text of Spark SQL `sql` with placeholders (`_parameterised`):
+    kept on disk, else made (`_translation`) and kept."""
+    text = _KEPT.get(sql)
+    if text is None:
+        text = _translation(sql)
+        _KEPT.put(sql, text)
+    return text
+
+
+def _translation(sql: str) -> str:
+    """`_translated`, by sqlglot."""
+    import sqlglot
+    from sqlglot import exp
+
     tree = sqlglot.parse_one(sql, read="spark")
     if "inline(" in sql:
         tree = tree.transform(lambda node: (_rows(node) or node) if isinstance(node, exp.Select) else node,
