@@ -154,3 +154,31 @@ def test_input_files_larger_than_the_threshold_stay_on_spark(spark, tmp_path):
         found, run = compared_run(spark, program, 3)
     assert found == []
     assert [s.placement for s in run.stats] == ["spark"] * 3
+
+
+def test_a_tick_the_driver_cannot_run_runs_on_spark(spark, monkeypatch):
+    """SQL with no DuckDB twin (`NotInDriver`) at tick 3: that tick and the next run on
+    Spark, the ticks before stay the driver's, and every fact is the reference's."""
+    from sparkdedalus.reference import run as reference_run
+    from sparkdedalus.spark.duck import session
+    from sparkdedalus.spark.duck.dialect import NotInDriver
+
+    original, failing = session.DuckSession.sql, [False]
+
+    def sql(self, text):
+        if failing[0]:
+            raise NotInDriver("a function DuckDB lacks")
+        return original(self, text)
+    monkeypatch.setattr(session.DuckSession, "sql", sql)
+
+    def progress(tick, stats):
+        failing[0] = tick == 2  # tick 3 fails in the driver
+    with placement(spark, "driver"):
+        run = Engine(spark).run(BROADCAST, ticks=4, progress=progress)
+    failing[0] = False
+    assert [s.placement for s in run.stats] == ["driver", "driver", "spark", "spark"]
+    trace = reference_run(BROADCAST, ticks=4)
+    names = list(BROADCAST.relations)
+    for tick in range(1, 5):
+        got = run.facts(tick, relations=names)
+        assert {n: set(trace.at(tick).get(n, ())) for n in names} == got, tick

@@ -26,6 +26,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkdedalus.errors import UsageError
+from sparkdedalus.spark.duck.dialect import NotInDriver
 from sparkdedalus.spark.duck.loop import DriverTickLoop
 from sparkdedalus.spark.duck.session import DuckFrame
 from sparkdedalus.spark.executor import LoopState
@@ -61,6 +62,8 @@ class PlacedLoop:
         self.spark_inputs = spark_inputs
         self._make_spark = make_spark
         self.driver_loop = driver_loop
+        #: a tick the driver could not run (NotInDriver): the rest of the run is Spark's
+        self.driver_failed = False
         #: built now for a run only Spark runs (its set-up's jobs named as such), else when a tick first needs it
         self._spark_loop: TickLoop | None = make_spark() if driver_loop is None else None
         self.mode = placement_mode(spark)
@@ -86,7 +89,7 @@ class PlacedLoop:
 
     def placement(self, tick: int, state: LoopState) -> str:
         """Where tick `tick` runs (see the module)."""
-        if self.driver_loop is None or self.mode == SPARK:
+        if self.driver_loop is None or self.driver_failed or self.mode == SPARK:
             return SPARK
         if self.mode == "alternate":
             return DRIVER if tick % 2 else SPARK
@@ -96,17 +99,26 @@ class PlacedLoop:
         return DRIVER if 0 < self.limit and rows <= self.limit else SPARK
 
     def run_tick(self, tick: int, previous, state: LoopState):
-        """Tick `tick`'s pack, where `placement` says; the packs it reads moved there first."""
+        """Tick `tick`'s pack, where `placement` says; the packs it reads moved there
+        first. A tick the driver cannot run (`NotInDriver`: SQL with no DuckDB
+        twin) runs on Spark, and so does the rest of the run."""
         where = self.placement(tick, state)
+        try:
+            pack = self._run_at(where, tick, previous, state)
+        except NotInDriver:
+            if where != DRIVER:
+                raise
+            self.driver_failed, where = True, SPARK
+            pack = self._run_at(where, tick, previous, state)
+        state.stats[-1].placement = where
+        return pack
+
+    def _run_at(self, where: str, tick: int, previous, state: LoopState):
         move = self.on_driver if where == DRIVER else self.on_spark
         loop = self.driver_loop if where == DRIVER else self.spark_loop
         for k in self.read_back & set(state.packs):
             state.packs[k] = move(state.packs[k])
-        if previous is not None:
-            previous = move(previous)
-        pack = loop.run_tick(tick, previous, state)
-        state.stats[-1].placement = where
-        return pack
+        return loop.run_tick(tick, None if previous is None else move(previous), state)
 
     def on_driver(self, pack):
         """`pack` as a driver frame (one `toArrow` job when it is on Spark)."""
