@@ -4,10 +4,11 @@
 a `DriverTickLoop` (spark/duck/loop.py) and Spark's `TickLoop`, and per tick
 the one its data fits. A tick runs in the driver when the driver holds the run's
 inputs (the program's facts, rows given as lists, and `.input` files of at most
-`spark.sparkdedalus.fixpoint.driverRows` rows in all, collected once: not an
-`edb=` DataFrame, nor with a fixed `partitions`) and the facts it starts from
-(the previous tick's pack, at the first tick the facts true at every tick) are
-at most `spark.sparkdedalus.fixpoint.driverRows` rows; else on Spark.
+`spark.sparkdedalus.fixpoint.driverRows` rows in all: read by the driver itself up
+to `spark.sql.autoBroadcastJoinThreshold` bytes, `inputs_in_driver`, else read by
+Spark and collected once, `driver_inputs`; not an `edb=` DataFrame, nor with a
+fixed `partitions`) and the facts it starts from (the previous tick's pack, at the
+first tick the facts true at every tick) are at most that many rows; else on Spark.
 A pack moves with the tick: to Spark as a local relation given its partition
 column (`Layout.adopt`), back as the Arrow table of one `toArrow` job.
 
