@@ -79,3 +79,16 @@ def test_a_program_run_again_translates_nothing(tmp_path):
     assert [last.split() for _, _, last in outputs] == [["0", "True"], ["0", "False"]], runs[1].stderr
     assert json.loads(outputs[0][0]) == json.loads(outputs[1][0]) == expected(4)
     assert any((tmp_path / "cache").iterdir())
+
+
+def test_a_small_fault_space_needs_no_java():
+    """`faults` (Spark engine) on 64 scenarios: run in the driver, with no Java,
+    the reference engine's counterexamples (48 of 64 break simple_log's invariant)."""
+    args = [str(EXAMPLES / "faults" / "simple_log.ded"), "--nodes", "a,b,c", "--eot", "4", "--eff", "2",
+            "--format", "json"]
+    driver = sparkdedalus("faults", *args, env=without_java())
+    reference = sparkdedalus("faults", *args, "--engine", "reference")
+    assert driver.returncode == reference.returncode == 1, driver.stderr
+    found, oracle = json.loads(driver.stdout), json.loads(reference.stdout)
+    assert len(found["counterexamples"]) == 48
+    assert found["counterexamples"] == oracle["counterexamples"]

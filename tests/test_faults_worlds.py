@@ -3,13 +3,13 @@
 The rewrite is checked against rules written out by hand; the batched Spark
 run against its oracle, the reference evaluator run alone on every scenario
 (`Scenario.network()`): the missing facts per scenario and every relation at
-EOT per world."""
+EOT per world. The batched run is checked in both placements (`placed`: in the
+driver, on DuckDB, and on Spark)."""
 
 from __future__ import annotations
 
-from functools import reduce
-
 import pytest
+from engine_helpers import placement
 
 from sparkdedalus import Program
 from sparkdedalus.faults.space import Space
@@ -155,6 +155,7 @@ def check_against_reference(spark, text: str, nodes, eot: int, eff: int, crashes
     checked = Engine(spark).faults(program, nodes=nodes, eot=eot, eff=eff, crashes=crashes, sample=sample, seed=3)
     indices = space.sample_indices(sample, 3) if sample else list(range(space.count))
     assert checked.scenarios == len(indices)
+    assert checked.placement == spark.conf.get("spark.sparkdedalus.placement")
     expected = reference_verdicts(program, space, indices)
     by_scenario = {c.scenario: c.missing for c in checked.counterexamples}
     for i in indices:
@@ -167,67 +168,70 @@ def check_against_reference(spark, text: str, nodes, eot: int, eff: int, crashes
     return checked
 
 
-def test_broadcast_without_retry_has_counterexamples(spark):
-    found = check_against_reference(spark, BROADCAST, ("a", "b", "c"), eot=4, eff=2, crashes=1,
+@pytest.fixture(params=("driver", "spark"))
+def placed(spark, request):
+    """The shared session, its fault runs placed in the driver or on Spark."""
+    with placement(spark, request.param):
+        yield spark
+
+
+def test_broadcast_without_retry_has_counterexamples(placed):
+    found = check_against_reference(placed, BROADCAST, ("a", "b", "c"), eot=4, eff=2, crashes=1,
                                     sample=60).counterexamples
     assert found  # e.g. a -> b omitted at tick 1: b never logs "hi"
     assert all(c.scenario.size >= 1 for c in found)
 
 
-def test_retrying_broadcast_has_none_without_crashes(spark):
+def test_retrying_broadcast_has_none_without_crashes(placed):
     # every channel-tick of the space omitted at tick 1 is retried at tick 2 (EFF 2)
-    assert check_against_reference(spark, RETRY, ("a", "b", "c"), eot=4, eff=2, crashes=0).counterexamples == []
+    assert check_against_reference(placed, RETRY, ("a", "b", "c"), eot=4, eff=2, crashes=0).counterexamples == []
 
 
 @pytest.mark.slow
-def test_retrying_broadcast_with_a_crash(spark):
-    found = check_against_reference(spark, RETRY, ("a", "b", "c"), eot=4, eff=2, crashes=1).counterexamples
+def test_retrying_broadcast_with_a_crash(placed):
+    found = check_against_reference(placed, RETRY, ("a", "b", "c"), eot=4, eff=2, crashes=1).counterexamples
     # a crashes at tick 1 after logging "hi" at tick 1: nobody else ever gets it
     assert any(c.scenario.crashes == (("a", 1),) and not c.scenario.omissions for c in found)
 
 
 @pytest.mark.slow
-def test_votes_with_aggregation_choice_and_negation(spark):
-    found = check_against_reference(spark, VOTES, ("a", "b", "c"), eot=4, eff=3, crashes=1,
+def test_votes_with_aggregation_choice_and_negation(placed):
+    found = check_against_reference(placed, VOTES, ("a", "b", "c"), eot=4, eff=3, crashes=1,
                                     sample=80).counterexamples
     assert found
 
 
 @pytest.mark.slow
-def test_takeover_reads_crash(spark):
-    check_against_reference(spark, TAKEOVER, ("a", "b", "c"), eot=4, eff=2, crashes=1)
+def test_takeover_reads_crash(placed):
+    check_against_reference(placed, TAKEOVER, ("a", "b", "c"), eot=4, eff=2, crashes=1)
 
 
-def test_classes_split_at_the_tick_a_failure_first_matters(spark):
+def test_classes_split_at_the_tick_a_failure_first_matters(placed):
     # a -> b at tick 1, b -> c at 2, c -> a at 3: over omissions at tick 1 and one crash
     # (64 x 13 = 832 scenarios) there are 4 executions, and each arises at its own tick:
     # tick 1: a's message to b is lost (a>b@1 omitted, or a crashes at 1) or not;
     # tick 2: of those where b has it, b's relay is lost (b crashes at 1 or 2) or not;
     # tick 3: of those where c has it, c's relay to a is lost (c crashes at 1..3) or not;
     # tick 4 (EOT): nothing splits. No other channel ever carries a message.
-    checked = check_against_reference(spark, RING, ("a", "b", "c"), eot=4, eff=2, crashes=1)
+    checked = check_against_reference(placed, RING, ("a", "b", "c"), eot=4, eff=2, crashes=1)
     assert checked.classes == [2, 3, 4, 4]
     # a gets its message back only with a>b@1 kept (32 of 64 masks) and a crash among
     # none, a@2..4, b@3..4, c@4 (7 of 13): 832 - 32 x 7 counterexamples
     assert len(checked.counterexamples) == 832 - 32 * 7
 
 
-def test_a_wrong_split_rule_is_caught_by_the_reference(spark, monkeypatch):
+def test_a_wrong_split_rule_is_caught_by_the_reference(placed, monkeypatch):
     # the check must say no: a split rule that forgets crashes (a crashed sender's
     # messages are delivered) keeps crashed scenarios in the class that got the message
-    from pyspark.sql import Column
-    from pyspark.sql import functions as F
-
     from sparkdedalus.spark import faults
 
     def forgets_crashes(self, tick):
-        return reduce(Column.__or__, [(F.col("src") == src) & (F.col("dst") == dst)
-                                      & (F.shiftright("scenario", j).bitwiseAND(1) == 1)
-                                      for (src, dst, t), j in self.bits.items() if t == tick], F.lit(False))
+        return " OR ".join([f"(src = '{src}' AND dst = '{dst}' AND (shiftright(scenario, {j}) & 1) = 1)"
+                            for (src, dst, t), j in self.bits.items() if t == tick] + ["false"])
 
     monkeypatch.setattr(faults.Failures, "lost", forgets_crashes)
     with pytest.raises(AssertionError):
-        check_against_reference(spark, RING, ("a", "b", "c"), eot=4, eff=0, crashes=1)
+        check_against_reference(placed, RING, ("a", "b", "c"), eot=4, eff=0, crashes=1)
 
 
 def test_a_program_without_invariant_is_refused(spark):
@@ -259,3 +263,38 @@ def test_a_fault_run_costs_few_spark_jobs(spark):
     assert found[0].classes == [29, 29, 29, 29]
     assert all(by_scenario.get(space[i], ()) == expected[i][0] for i in indices)
     assert by_scenario  # some scenarios break the invariant
+
+
+def test_a_small_fault_run_runs_in_the_driver_with_no_spark_job(spark):
+    """`auto` places a space of 64 scenarios of a 4-fact program in the driver:
+    no Spark job at all; the verdicts are the reference's. With driverRows
+    below 64 x 4 the same run goes to Spark, and says so."""
+    from test_provenance_spark import jobs
+
+    from sparkdedalus.spark.engine import Engine
+    program = Program.parse(BROADCAST)
+    space = Space(("a", "b", "c"), eot=4, eff=2, crashes=0)
+    found = []
+    with placement(spark, "auto"):
+        assert jobs(spark, lambda: found.append(Engine(spark).faults(program, nodes=space.nodes, eot=4, eff=2))) == 0
+    assert found[0].placement == "driver"
+    expected = reference_verdicts(program, space, range(space.count))
+    assert found[0].counterexamples
+    assert {c.scenario: c.missing for c in found[0].counterexamples} \
+        == {space[i]: lost for i, (lost, _) in expected.items() if lost}
+    with placement(spark, "auto", **{"spark.sparkdedalus.fixpoint.driverRows": 64 * len(program.facts) - 1}):
+        assert Engine(spark).faults(program, nodes=space.nodes, eot=4, eff=2).placement == "spark"
+
+
+def test_the_driver_s_missing_facts_as_a_spark_dataframe(spark):
+    from sparkdedalus.spark.engine import Engine
+    with placement(spark, "driver"):
+        found = Engine(spark).faults(Program.parse(BROADCAST), nodes=("a", "b", "c"), eot=3, eff=2)
+    assert found.placement == "driver"
+    rows = {tuple(r) for r in found.frame.collect()}
+    assert rows
+    assert rows == {(c_index, *fact) for c_index, c in _indexed(found) for fact in c.missing}
+
+
+def _indexed(found):
+    return [(found.space.index(c.scenario), c) for c in found.counterexamples]

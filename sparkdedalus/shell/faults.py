@@ -36,6 +36,7 @@ from sparkdedalus.faults.space import AUTO_ENUMERATE, SEARCHES, resolve
 from sparkdedalus.network import Network
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, names, network
+from sparkdedalus.shell.run_spark import DEFAULT_MASTER
 
 ENGINES = ("spark", "reference")
 FORMATS = ("text", "json")
@@ -64,7 +65,7 @@ def add_parser(commands) -> None:
                              "e.g. capacity=2 (see `run --network`)")
     faults.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
     faults.add_argument("--store", metavar="PATH", help=f"store the {STORED} smallest counterexamples as runs under PATH")
-    faults.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
+    faults.add_argument("--master", metavar="URL", default=DEFAULT_MASTER, help="Spark master (default local[2])")
     faults.add_argument("--remote", metavar="URL", help="use Spark Connect at URL")
     faults.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[], type=key_value,
                         help="a Spark setting for the session the command creates (repeatable)")
@@ -151,7 +152,11 @@ def _reference(program, options: dict, total: int | None, quiet: bool):
 
 
 def _session(args, new_session):
-    from sparkdedalus.shell.run_spark import spark_session
+    """The session of --master or --remote: given no --master, one that starts
+    when a fault run first needs Spark (a space the driver holds never does)."""
+    from sparkdedalus.shell.run_spark import lazy_session, spark_session, starts_lazily
+    if new_session is None and starts_lazily(args):
+        return lazy_session(args)
     return (new_session or spark_session)(args)
 
 

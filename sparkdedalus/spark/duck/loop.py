@@ -67,10 +67,11 @@ class DriverTickLoop(TickLoop):
     executor_class = DriverExecutor
 
     def __init__(self, settings: dict, program, network=None, edb: dict | None = None, gc: list | None = None,
-                 stamped: dict | None = None, input_apart: bool = True, names=None):
+                 stamped: dict | None = None, input_apart: bool = True, names=None, session: DuckSession | None = None):
         """`edb`: {relation: rows} at every tick; `stamped`: {relation: (pa.Table with a
-        `tick` column, set of its ticks)}, rows at their tick only (TickLoop's, as Arrow)."""
-        session = DuckSession(settings)
+        `tick` column, set of its ticks)}, rows at their tick only (TickLoop's, as Arrow);
+        `session`: the DuckSession to run on (a fault run's loops share one), else a new one."""
+        session = session or DuckSession(settings)
         stamped = {name: (DuckFrame(session, table), ticks) for name, (table, ticks) in (stamped or {}).items()}
         super().__init__(session, program, network, edb, partitions=1, stamped=stamped, gc=gc, policy=False,
                          input_apart=input_apart, names=names)

@@ -68,9 +68,16 @@ class DuckSession:
     def removeTag(self, tag: str) -> None:  # noqa: N802 (Spark's name)
         """See `addTag`."""
 
-    def sql(self, text: str) -> "DuckFrame":
-        """Spark SQL `text` run now (dialect.py)."""
+    def sql(self, text: str, **frames: "DuckFrame") -> "DuckFrame":
+        """Spark SQL `text` run now (dialect.py); as Spark's, `{name}` in it reads
+        the frame given as `name=`."""
+        if frames:
+            return self.query(list(frames.values()), text.format(**{k: f"{{{i}}}" for i, k in enumerate(frames)}))
         return DuckFrame(self, self.connection.sql(duckdb_sql(text)).to_arrow_table())
+
+    def range(self, count: int) -> "DuckFrame":
+        """The longs 0 .. count - 1 in a column `id`, as Spark's."""
+        return DuckFrame(self, pa.table({"id": pa.array(range(count), pa.int64())}))
 
     def createDataFrame(self, table: pa.Table, schema=None) -> "DuckFrame":  # noqa: N802 (Spark's name)
         """An Arrow table as a frame (its own types: the loop builds it typed)."""
