@@ -120,7 +120,7 @@ def test_auto_uses_the_decouplings_registered(monkeypatch, tmp_path, capsys):
     assert main(["rewrite", VOTING, "--auto", "leader"]) == 0
     # nor is the leader partitioned: that would change the client's rule, outside the scope
     assert _notes(capsys.readouterr().err.splitlines()) == [
-        "leader not partitioned: it would rewrite the rule 'request(L, C, B)@async :- ask(C, L, B);' of component "
+        "leader not partitioned: it would rewrite the rule 'request(L, C, B)@async :- ask(C, L, B);' of the client "
         "'client', outside the scope (leader)", "leader: nothing to apply"]
 
 
@@ -135,7 +135,7 @@ def test_auto_composes_with_the_other_steps_in_order(capsys):
         "leader -> collectors: mutually independent decoupling of votes, nvotes, complete, waiting, anyno, result, "
         "replied", "leader -> ballot_broadcasters: mutually independent decoupling of ballot (the rest; relayed: "
         "request)",
-        "leader not partitioned: it would rewrite the rule 'request(L, C, B)@async :- ask(C, L, B);' of component "
+        "leader not partitioned: it would rewrite the rule 'request(L, C, B)@async :- ask(C, L, B);' of the client "
         "'client', outside the scope (leader, ballot_broadcasters)",
         "ballot_broadcasters on 3 partitions (co-hashing): request_ballot_broadcasters by c2"]
     assert Program.parse(out).homes == ("/collectors", "/ballot_broadcasters", "/p0", "/p1", "/p2")

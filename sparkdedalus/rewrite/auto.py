@@ -14,14 +14,17 @@ docs/rewrites.md), in this order:
    again. Then, when the rules of the component that remain (but those
    over constant relations) read what comes from outside the scope (sent by
    a component outside it, or events), they move to one more part, and the
-   component relays that to it.
+   component relays that to it. What other components send does not count:
+   the partitioning routes them (`rewrite.scope`), not the clients.
 2. *partition*: each component named, then its parts, on `n` partitions
    when the partitioning rewrite takes it (co-hashing or dependencies;
    partial partitioning adds a coordinator: `--partition` applies it).
 
 The scope (`rewrite.scope`) is the components named and their parts: no
-rewrite changes the rules of another component nor the events, so a
-component that gets input from outside the scope is not partitioned.
+rewrite changes the rules of another component nor the events, but a
+partitioning routes the senders of the component it partitions, unless one
+is a client (`rewrite.scope.clients`): a component that gets a client's
+requests or events is not partitioned.
 
 Each rewrite applied, and each component not partitioned, gets a note; a
 component named that nothing applies to gets "nothing to apply".
@@ -33,7 +36,7 @@ component named that nothing applies to gets "nothing to apply".
 >>> print("\\n".join(notes))
 k -> in_handlers: mutually independent decoupling of a (independent part; relayed: in)
 k -> in2_handlers: mutually independent decoupling of b (independent part; relayed: in2)
-k not partitioned: it would rewrite the rule 'in2(D, X)@async :- go(L, D, X);' of component 's', outside the scope (k, in_handlers, in2_handlers)
+k not partitioned: it would rewrite the rule 'in2(D, X)@async :- go(L, D, X);' of the client 's', outside the scope (k, in_handlers, in2_handlers)
 in_handlers on 2 partitions (co-hashing): in_in_handlers by c1
 in2_handlers not partitioned: component 'in2_handlers' has a partial policy: it cannot be partitioned without coordination (partial_partition)
 """
@@ -97,12 +100,12 @@ def _decouple_largest(program, component: str, own: set, scope: list):
 def _relay_rest(program, component: str, own: set, scope: list):
     """(program, new component, note) of decoupling every rule of
     `component` deriving relations of `own` over more than constant relations
-    when they read what comes from outside `scope`, which the component then
-    relays, or None."""
+    when they read what a client outside `scope` sends, or events, which the
+    component then relays, or None."""
     constant = constant_relations(program)
     rest = tuple(i for i in component_rules(program, component)
                  if program.rules[i].head.name in own - constant)
-    if not rest or not relayed(program, scope, rest):
+    if not rest or not relayed(program, scope, rest, reroutes=True):
         return None
     return _decouple(program, component, rest, scope, "the rest")
 

@@ -85,6 +85,7 @@ class PartialPartitioning(Rule):
     the policy is partial, or partitions and the component sends sealed outputs."""
 
     REWRITE = "partial partitioning"
+    REROUTES = True
 
     def analysis(self, program, target: Target) -> Verdict:
         found = policy(program, target.component)

@@ -72,6 +72,7 @@ class Partitioning(Rule):
     (which `partial_partition` counts per partition)."""
 
     REWRITE = "partitioning"
+    REROUTES = True
 
     def analysis(self, program, target: Target) -> Verdict:
         found = policy(program, target.component)

@@ -57,9 +57,12 @@ class Verdict:
 
 
 class Rule:
-    """A rewrite of the table: `REWRITE` names it (module docstring)."""
+    """A rewrite of the table: `REWRITE` names it (module docstring);
+    `REROUTES`: it routes the senders of the component, outside the scope
+    too, but for the clients' (`scope.outside_change`)."""
 
     REWRITE = ""
+    REROUTES = False
 
     def analysis(self, program, target: Target) -> Verdict:
         raise NotImplementedError
@@ -73,7 +76,7 @@ class Rule:
         if not verdict.applies:
             return verdict
         try:
-            outside = outside_change(program, self.mechanism(program, target)[0], target.scope)
+            outside = outside_change(program, self.mechanism(program, target)[0], target.scope, self.REROUTES)
         except RewriteError as exc:
             return Verdict(False, (Reason(str(exc)),))
         return Verdict(False, (Reason(outside),)) if outside else verdict
@@ -84,6 +87,6 @@ class Rule:
         if not verdict.applies:
             raise RewriteError(f"the {self.REWRITE} precondition fails: " + "; ".join(map(str, verdict.reasons)))
         rewritten, notes = self.mechanism(program, target)
-        if outside := outside_change(program, rewritten, target.scope):
+        if outside := outside_change(program, rewritten, target.scope, self.REROUTES):
             raise RewriteError(outside)
         return rewritten, notes
