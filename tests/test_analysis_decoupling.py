@@ -144,12 +144,30 @@ def test_inconsistency_rule_decouples_monotonically(running):
                               where(RUNNING, INCONSISTENCY, "acks(L, _, Id, _, C2")}
 
 
-def test_certificate_rules_are_not_monotone(running):
-    # Paper 3.2 decouples Line 8 only: the certificate compares count<N> of the acks with the
-    # number of storage nodes by equality (not a threshold: the count is not read by >=).
+def test_certificate_count_equals_the_number_of_storage_nodes_only_as_a_threshold(running):
+    # The certificate compares count<N> of the acks with the number of storage nodes by
+    # equality. N is the storage node that sent fromStorage, and toStorage goes only to
+    # storageNode(L, N): the 3 nodes s1, s2, s3. So the count never exceeds numStorage (3),
+    # and equals it exactly when it reaches it, as `K >= 3` would (issue 49).
     verdict = monotonicity(running, rules_for(running, "numAcks", "certified"))
+    assert (verdict.monotone, verdict.test) == (True, "relaxed")
+    # the reply that goes with it is still not monotone: it negates reported
+    verdict = monotonicity(running, rules_for(running, "numAcks", "certified", "certReply", "reported"))
     assert not verdict.monotone
-    assert wheres(verdict) == {where(RUNNING, "certified(L, Id, V, Cnt) :-", "numAcks(")}
+    assert [r.message for r in verdict.reasons] == ["the rule for certReply (line 63) negates reported"]
+
+
+def test_an_equality_with_a_count_that_may_exceed_it_is_no_threshold(tmp_path):
+    # toStorage also goes to a fourth node: 4 nodes may ack while numStorage is 3, so the count
+    # may pass 3 without ever equalling it (two acks in one tick): the equality is no threshold
+    text = Path(RUNNING).read_text().replace("signed(L, Id, V, Sig), storageNode(L, N);",
+                                             "signed(L, Id, V, Sig), peer(L, N);")
+    path = tmp_path / "four.ded"
+    path.write_text(text + "".join(f'peer("leader", "s{i}");\n' for i in range(1, 5)))
+    p = Program.from_files(str(path))
+    verdict = monotonicity(p, rules_for(p, "numAcks", "certified"))
+    assert not verdict.monotone
+    assert wheres(verdict) == {where(str(path), "certified(L, Id, V, Cnt) :-", "numAcks(")}
 
 
 def test_negation_aggregation_and_unpersisted_inputs_are_named():

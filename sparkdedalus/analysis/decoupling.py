@@ -25,7 +25,9 @@ what a derives), as the paper's decouplings do. In this order, each set once
 
 Rules deriving constant relations (`roles`) belong to no candidate: like
 EDB, both sides may compute them. Persistence rules go with the rules
-deriving their relation.
+deriving their relation, and so does a guarded persistence rule (GC'd
+persistence, `guarded.follow`): the candidates are found without them, and
+a split given or found takes them where their relation's persistence goes.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component c { .persist acks\\n acks(L, N) :- ack(L, N);\\n'
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 
 from sparkdedalus.analysis.asymmetric import Precondition, asymmetric, precondition
 from sparkdedalus.analysis.functional import functional
+from sparkdedalus.analysis.guarded import follow, guard_rules
 from sparkdedalus.analysis.independence import independence, mutual_independence
 from sparkdedalus.analysis.monotonicity import monotonicity
 from sparkdedalus.analysis.roles import component_rules, constant_relations, rule_set_roles
@@ -71,9 +74,9 @@ def decoupling(program, component: str, split, found_by: str = "given") -> Candi
     """The preconditions of every rewrite for moving the rules `split`
     (indices, of `component`) to a new node."""
     rules = component_rules(program, component)
-    split = tuple(sorted(set(split)))
     if not set(split) <= set(rules):
         raise ValueError(f"rules {sorted(set(split) - set(rules))} are not rules of component {component!r}")
+    split = follow(program, rules, split)
     stay = tuple(i for i in rules if i not in split)
     stay_first = independence(program, stay, split)
     stay_first = (stay_first.independent, stay_first.reasons)
@@ -118,7 +121,9 @@ def _parts(rules, edges, reads) -> list[set]:
 def decouplings(program, component: str) -> tuple:
     """Every candidate split of `component`, in the order of the module docstring."""
     constant = constant_relations(program)
-    rules = [i for i in component_rules(program, component) if program.rules[i].head.name not in constant]
+    every = component_rules(program, component)
+    guards = guard_rules(program)
+    rules = [i for i in every if program.rules[i].head.name not in constant and i not in guards]
     reads = {i: rule_set_roles(program, [i], constant=constant).references for i in rules}
     heads = {i: program.rules[i].head.name for i in rules}
     feeds = {a: {b for b in rules if heads[a] in reads[b]} for a in rules}
@@ -132,9 +137,10 @@ def decouplings(program, component: str) -> tuple:
         found += [(_reach([i for i in rules if heads[i] == name], edges), f"{direction} of {name}")
                   for name in relations]
     out, seen = [], set()
+    whole = frozenset(follow(program, every, rules))
     for split, label in found:
-        key = frozenset(split)
-        if key and key != frozenset(rules) and key not in seen:
+        key = frozenset(follow(program, every, split))
+        if key and key != whole and key not in seen:
             seen.add(key)
             out.append(decoupling(program, component, key, label))
     return tuple(out)

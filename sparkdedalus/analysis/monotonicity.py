@@ -11,7 +11,13 @@ node behind asynchronous channels (CALM).
   aggregate is allowed when it is a *threshold* over a monotone lattice:
   `count<X>` or `max<X>` read only as `V >= e` or `V > e` (`min<X>` as
   `V <= e` or `V < e`), where V, the aggregate's column, appears nowhere else
-  in the reading rule, and every reader of the aggregate is among the rules.
+  in the reading rule, and every reader of the aggregate is among the rules;
+  `count<X>` may also be read as `V == e`, or with V shared with an atom,
+  when it counts members of a fixed set no larger than the least value e
+  (or the atom's column) may take (`bounded`: the count reaches e only as a
+  threshold does). A relation kept by GC'd persistence (`guarded`:
+  `r(..)@next :- r(..), notin c(..)`) counts as persisted, and its
+  guarded persistence rule as persistence, not as a negation.
 
 A failing verdict names each construct at fault (rule and `file:line:col`).
 
@@ -30,7 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sparkdedalus.analysis.bounded import count_bound, floor
 from sparkdedalus.analysis.growth import growing_relations
+from sparkdedalus.analysis.guarded import guarded_persistence
 from sparkdedalus.analysis.independence import body_reads, rule_label
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import constant_relations, rule_set_roles
@@ -82,25 +90,42 @@ def _vars(expr) -> set:
     return set()
 
 
-def _threshold_use(reader, relation, column, func) -> bool:
+def _at_least(program, reader, bound, term) -> bool:
+    """Whether `term` of `reader` (a constant, or a variable a positive atom
+    binds) is never less than `bound` (`bounded.floor`)."""
+    if bound is None:
+        return False
+    if isinstance(term, ast.Const):
+        return isinstance(term.value, int) and term.value >= bound
+    floors = [floor(program, a.name, j) for a in reader.positive_atoms for j, x in enumerate(a.args)
+              if isinstance(term, ast.Var) and x == term]
+    return any(f is not None and f >= bound for f in floors)
+
+
+def _threshold_use(program, reader, relation, column, func, bound=None) -> bool:
     """Whether every read of `relation` by `reader` uses its aggregate column
-    only in threshold comparisons."""
+    only in threshold comparisons; with `bound` (the most a count can be),
+    also in an equality with a value never less than it."""
     for atom in reader.positive_atoms:
         if atom.name != relation:
             continue
         arg = atom.args[column]
         if not isinstance(arg, ast.Var):
             return False
-        elsewhere = [a for other in reader.positive_atoms + reader.negated_atoms + [reader.head]
-                     if other is not atom for a in other.args if isinstance(a, ast.Var) and a.name == arg.name]
-        if elsewhere:
+        shared = [a for other in reader.positive_atoms if other is not atom for a in other.args if a == arg]
+        elsewhere = [a for other in reader.negated_atoms + [reader.head] for a in other.args if a == arg]
+        if elsewhere or shared and not _at_least(program, reader, bound, arg):
             return False
         for c in reader.comparisons:
             left, right = _vars(c.left), _vars(c.right)
             if arg.name in left and arg.name in right:
                 return False
             op = c.op if arg.name in left else _FLIPPED[c.op] if arg.name in right else None
-            if op is not None and (c.left != arg and c.right != arg or op not in THRESHOLDS[func]):
+            if op is None:
+                continue
+            other = c.right if c.left == arg else c.left if c.right == arg else None
+            if other is None or op not in THRESHOLDS[func] and not (
+                    op == "==" and _at_least(program, reader, bound, other)):
                 return False
     return True
 
@@ -122,7 +147,7 @@ def _aggregate_reasons(program, indices, rule) -> list[Reason]:
             if reader.index not in indices:
                 out.append(Reason(f"{rule_label(reader)}, not among the rules, reads {agg.func}<> of "
                                   f"{rule.head.name}", agg.pos))
-            elif not _threshold_use(reader, rule.head.name, column, agg.func):
+            elif not _threshold_use(program, reader, rule.head.name, column, agg.func, count_bound(program, rule, agg)):
                 ops = " or ".join(THRESHOLDS[agg.func])
                 pos = next(a.pos for a in reader.positive_atoms if a.name == rule.head.name)
                 out.append(Reason(f"{rule_label(reader)} uses {agg.func}<> of {rule.head.name} other than "
@@ -144,23 +169,28 @@ def _input_reasons(program, roles, allowed) -> list[Reason]:
 def monotonicity(program, rules) -> Monotonicity:
     """Whether the rules `rules` (indices) are monotone (see the module docstring)."""
     roles = rule_set_roles(program, rules, constant=constant_relations(program))
-    chosen = [program.rules[i] for i in roles.rules]
+    guarded = guarded_persistence(program)
+    guards = {g.rule: g for g in guarded.values() if g.rule in roles.rules}
+    persisted = program.persisted | set(guarded)
+    chosen = [program.rules[i] for i in roles.rules if i not in guards]
+    kept = [Reason(f"{rule_label(program.rules[i])}: GC'd persistence, {g.text()} (A.2.1), "
+                   f"not a negation", program.rules[i].pos) for i, g in guards.items()]
     strict = [Reason(f"{rule_label(r)} reads {n}, which is not persisted", p)
-              for r, n, p in _input_reasons(program, roles, program.persisted)]
+              for r, n, p in _input_reasons(program, roles, persisted)]
     strict += [reason for r in chosen for reason in nonmonotone_constructs(r)]
     if not strict:
-        persisted = ", ".join(sorted(roles.referenced_inputs)) or "none"
-        return Monotonicity(True, "strict", (Reason(f"inputs persisted ({persisted}); "
-                                                    "no negation or aggregation"),))
+        names = ", ".join(sorted(roles.referenced_inputs)) or "none"
+        return Monotonicity(True, "strict", (Reason(f"inputs persisted ({names}); "
+                                                    "no negation or aggregation"), *kept))
     relaxed = [Reason(f"{rule_label(r)} reads {n}, which is not persisted, not even logically", p)
-               for r, n, p in _input_reasons(program, roles, logically_persisted(program))]
+               for r, n, p in _input_reasons(program, roles, logically_persisted(program) | persisted)]
     for r in chosen:
         relaxed += nonmonotone_constructs(r, allowed_aggregates=True) + _aggregate_reasons(program, roles.rules, r)
     if relaxed:
         return Monotonicity(False, None, tuple(relaxed))
     why = [Reason(f"{rule_label(r)}: {a.func}<> read only in threshold tests", a.pos)
            for r in chosen for a in r.aggregates]
-    if roles.referenced_inputs - program.persisted:
-        names = ", ".join(sorted(roles.referenced_inputs - program.persisted))
+    if roles.referenced_inputs - persisted:
+        names = ", ".join(sorted(roles.referenced_inputs - persisted))
         why.insert(0, Reason(f"inputs logically persisted ({names})"))
-    return Monotonicity(True, "relaxed", tuple(why))
+    return Monotonicity(True, "relaxed", tuple(why + kept))
