@@ -17,6 +17,12 @@ where a moved rule uses its location as data). For every relation C2 reads:
 - *constant* (EDB, and rules over EDB only, see `analysis.roles`): both nodes
   hold it: its facts and rules are copied to the new location.
 
+A persisted relation's garbage-collection condition follows it
+(`rewrite.gc_follow`): a guarded persistence rule (GC'd persistence,
+`analysis.guarded`) goes where its relation's persistence goes
+(`guarded.follow`), renamed with a forwarded relation whose copy it keeps,
+and `// @gc` annotations are rewritten for the node that holds the relation.
+
 The state machine decoupling (A.4) forwards every relation C2 reads from the
 component instead, in sequenced batches, and the asymmetric one (A.5) sends
 what C2 derives and the rules that stay read back to the component in
@@ -57,6 +63,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sparkdedalus.analysis.functional import functional
+from sparkdedalus.analysis.guarded import follow, guard_rules
 from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus.analysis.state_machine import state_machine
 from sparkdedalus.checks.locations import location_terms
@@ -64,6 +71,7 @@ from sparkdedalus.checks.normalize import AUXILIARY_MARK, is_auxiliary
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import batching
 from sparkdedalus.rewrite import build
+from sparkdedalus.rewrite.gc_follow import follow_gc, staying_guards
 from sparkdedalus.rewrite.rule import RewriteError
 from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
@@ -92,7 +100,7 @@ def select(program, component: str, selectors) -> tuple:
         chosen += [i for i in found if i not in chosen]
     negated = {a.name for i in chosen for a in program.rules[i].negated_atoms}
     chosen += [r.index for r in rules if r.head.name in negated and is_auxiliary(r.head.name)]
-    if len(chosen) == len(rules):
+    if len(follow(program, [r.index for r in rules], chosen)) == len(rules):  # with the persistence they take
         raise RewriteError(f"the rules selected are all the rules of component {component!r}: nothing stays")
     return tuple(sorted(chosen))
 
@@ -136,7 +144,9 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         raise ValueError(f"mechanism {mechanism!r} is not one of {', '.join(MECHANISMS)}")
     check_name(program, name)
     suffix = "/" + name
-    split = set(split)
+    split = set(follow(program, component_rules(program, component), split))
+    every_guard = guard_rules(program)  # a guard that stays and reads what moves: gc_follow says why
+    guards = {i: relation for i, relation in every_guard.items() if i in split}
     constant = constant_relations(program)
     live = [r for r in program.rules if not r.persistence]
     moved = [r for r in live if r.index in split]
@@ -153,11 +163,13 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
     stay = [r for r in live if r.index not in split]
     c2_reads = set().union(*(reads(r) for r in moved + copied)) - set(FUNCTIONS)
     outside_reads = set().union(*(reads(r) for r in stay))
-    derived_moved = {r.head.name for r in moved}
+    derived_moved = {r.head.name for r in moved if r.index not in guards}
+    staying_guards(program, component, name, split, derived_moved)  # refused before another reason
     fed_back = {r.head.name for r in moved if r.delivery != "async"} & outside_reads \
         if mechanism == "acknowledge" else set()
     for rule in stay if mechanism != "acknowledge" else ():  # it sends them back, in batches or as messages
-        for atom in (rule.positive_atoms + rule.negated_atoms) if rule.component == component else ():
+        for atom in (rule.positive_atoms + rule.negated_atoms) if rule.component == component \
+                and rule.index not in every_guard else ():
             if atom.name in derived_moved:
                 raise RewriteError(f"{atom.pos}: the rule for {rule.head.name} reads {atom.name}, "
                                    f"which the moved rules derive")
@@ -188,6 +200,8 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         forwarded = sorted(r for r in c2_reads - constant - fed_back if r in outside_reads or r in relay or any(
             d.delivery != "async" for d in program.defining_rules(r) if d.index not in split and not d.persistence))
         shared = set(forwarded) & derived_moved
+    carried = {i for i, relation in guards.items() if relation in forwarded}  # they keep the copy
+    derived_moved |= {relation for i, relation in guards.items() if i not in carried}
     if mechanism == "acknowledge":
         shared |= {r.head.name for r in stay} & derived_moved
     if shared:
@@ -217,6 +231,8 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         rule = src.rule
         if src.index in split:
             rule = relocate(rule, suffix, renames, redirected)
+            if src.index in carried:
+                rule = replace(rule, head=replace(rule.head, name=renames[rule.head.name]))
             if rule.head.name in outputs:
                 rule = _held(rule, name)
             rules.append(SourceRule(rule, name, src.index))
@@ -264,10 +280,14 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         if persisted[relation] == component and not any(r.head.name == relation for r in stay):
             persisted[relation] = name
     if mechanism == "persist" or mechanism == "acknowledge" and not functional(program, sorted(split)).functional:
-        persisted.update({renames[r]: name for r in forwarded})
+        persisted.update({renames[r]: name for r in forwarded if r not in {guards[i] for i in carried}})
     if batch:
         persisted.update({r: name if mechanism == "batch" else component for r in batch.persisted})
     persisted.update({batching.held(name, r): name for r in outputs})
+    persisted, annotations, copies = follow_gc(
+        program, component, name, split, persisted, mechanism=mechanism, stay_reads=outside_reads, moved=derived_moved,
+        at_new=c2_reads | derived_moved, renames=renames if mechanism != "batch" else dict.fromkeys(forwarded))
+    rules += [SourceRule(r, name) for r in copies]
     sent = set(batch.sealed) if batch else set()
     decls = [ast.Decl(renames[r], _columns(program, r)) for r in forwarded
              if program.relations[r].declared and r not in sent]
@@ -275,7 +295,7 @@ def decouple(program, component: str, split, name: str, mechanism: str = "redire
         if program.relations[r].declared:
             decls += [ast.Decl(f"{r}_{name}", _columns(program, r) + (ast.Column("tick", "int"),)),
                       ast.Decl(batch.sealed[r], _columns(program, r))]
-    return assemble(program, rules, facts, persisted, decls, homes=(suffix,))
+    return assemble(program, rules, facts, persisted, decls, homes=(suffix,), gc_annotations=annotations)
 
 
 def _columns(program, relation: str) -> tuple:
