@@ -1,10 +1,12 @@
 """`sparkdedalus equiv A.ded B.ded --ticks N [--mode strict|refinement] [--seeds K]
-[--observe R1,R2] [--network SPEC] [--format text|json]`: do two programs show an
+[--observe R1,R2] [--network SPEC] [--state] [--format text|json]`: do two programs show an
 outside observer the same facts? (docs/rewrites.md)
 
 The comparison is the library's (`sparkdedalus.equivalence`): this module
-parses the options and prints. Exit 0: equivalent (strict) or refines
-(refinement); 1: different; 2: usage errors.
+parses the options and prints. `--state` also compares the persisted state
+both keep at tick N under garbage collection (`equivalence.state`). Exit 0:
+equivalent (strict) or refines (refinement), and with `--state` B keeps no
+more facts than A; 1: different, or B keeps more; 2: usage errors.
 """
 
 from __future__ import annotations
@@ -54,6 +56,16 @@ def render_refinement(result, name_a: str, name_b: str) -> str:
     return "\n".join(lines)
 
 
+def render_state(sizes, name_a: str, name_b: str) -> str:
+    def kept(relations: dict) -> str:
+        return ", ".join(f"{name} {n}" for name, n in relations.items()) or "none"
+    verdict = f"{name_b} keeps more facts than {name_a}" if sizes.grows else f"{name_b} keeps no more than {name_a}"
+    return "\n".join([f"persisted state at tick {sizes.ticks} with --gc on, seed {sizes.seed} (of {len(sizes.seeds)}; "
+                      f"{sizes.network}): {verdict}",
+                      f"  {name_a}: {sizes.total_a} fact(s): {kept(sizes.a)}",
+                      f"  {name_b}: {sizes.total_b} fact(s): {kept(sizes.b)}"])
+
+
 def add_parser(commands) -> None:
     parser = commands.add_parser("equiv", help="run two programs under many delay seeds and compare what they show")
     parser.add_argument("a", metavar="A.ded")
@@ -66,6 +78,8 @@ def add_parser(commands) -> None:
                         help="the relations compared (default: the .output relations of A, else every shared one)")
     parser.add_argument("--network", metavar="SPEC", default=DEFAULT_NETWORK, type=network,
                         help=f"delay model and failures (default {DEFAULT_NETWORK}); seed= is the first seed")
+    parser.add_argument("--state", action="store_true",
+                        help="also compare the persisted state at tick N with --gc on; exit 1 when B keeps more")
     parser.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
     add_hidden_strict(parser)
     parser.set_defaults(handler=handle)
@@ -81,5 +95,17 @@ def handle(args) -> int:
     else:
         result = refine(a, b, args.ticks, args.seeds, args.network, args.observe)
         same, render = result.refines, render_refinement
-    print(json.dumps(result.to_json(), indent=2) if args.format == "json" else render(result, args.a, args.b))
-    return 0 if same else 1
+    sizes = None
+    if args.state:
+        from sparkdedalus.equivalence.state import state_sizes
+        sizes = state_sizes(a, b, args.ticks, args.seeds, args.network)
+    if args.format == "json":
+        found = result.to_json()
+        if sizes is not None:
+            found["state"] = sizes.to_json()
+        print(json.dumps(found, indent=2))
+    else:
+        print(render(result, args.a, args.b))
+        if sizes is not None:
+            print(render_state(sizes, args.a, args.b))
+    return 0 if same and not (sizes and sizes.grows) else 1
