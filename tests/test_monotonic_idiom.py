@@ -17,7 +17,9 @@ from sparkdedalus.analysis.monotonicity import monotonicity
 from sparkdedalus.equivalence import compare
 from sparkdedalus.network import Network
 from sparkdedalus.reference import run
+from sparkdedalus.equivalence.state import state_sizes
 from sparkdedalus.rewrite import RewriteError, Target, decouple_first
+from sparkdedalus.rewrite.auto import auto
 from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.rewrite.source import source_rules
 from sparkdedalus.shell.cli import main
@@ -170,3 +172,14 @@ def test_rewrite_decouples_the_collector_and_its_gcd_persistence_follows(tmp_pat
         "numReplicas(L2, count<R>) :- replica(L2, R);"]
     assert q.persisted == {"answer", "committed"}
     assert compare(p, q, 40, 20, Network.parse("delay=uniform(1,4)")).difference is None
+
+
+def test_auto_takes_the_monotonic_decoupling_and_keeps_no_more_state():
+    p = example()
+    q, notes = auto(p, ["leader"], 4)
+    assert notes[0] == ("leader -> leader_2: monotonic decoupling of pending, allVotes, numVotes, committed, "
+                        "response (downstream of numVotes)")
+    network = Network.parse("delay=uniform(1,4)")
+    assert compare(p, q, 40, 5, network).difference is None
+    sizes = state_sizes(p, q, 40, 5, network)
+    assert (sizes.total_a, sizes.total_b, sizes.grows) == (9, 9, False)
