@@ -115,12 +115,12 @@ def test_two_phase_commit_components_partition_by_transaction():
 
 def test_negation_needs_the_key_negative():
     # 4.1 (c): an antijoin shares keys; notin ban(L, _) binds no key of ban, so ban
-    # shares none with req nor with the head ok (the pair named first, alphabetically).
-    # ban is rarely written: replicating it lets req and ok partition.
+    # shares none with req (the head ok, read alone, stays where it is derived: no
+    # constraint). ban is rarely written: replicating it lets req and ok partition.
     program = Program.parse("component c {\n  ok(L, X) :- req(L, X), notin ban(L, _);\n"
                             "  out(L, X)@async :- ok(L, X); }", "neg.ded")
     policy = distribution_policy(program, "c")
-    assert str(policy.reasons[0]) == "neg.ded:2:3: ban and ok share no key (co-hashing, 4.1)"
+    assert str(policy.reasons[0]) == "neg.ded:2:3: ban and req share no key (co-hashing, 4.1)"
     assert policy.method == "partial" and policy.replicate == ("ban",) and policy.broadcast == ("ban",)
     assert policy.keys() == {"ok": "c1", "req": "c1"}
 

@@ -87,13 +87,13 @@ def test_rewrite_auto_refuses_a_component_named_twice(args, capsys):
 
 def test_rewrite_auto_takes_distinct_components(capsys):
     assert exit_code(["rewrite", VOTING, "--auto", "leader", "--auto", "participant"]) == 0
-    # each --auto has its own scope: the second one may not change ballot_broadcasters (the
-    # leader's part), which sends the ballots, so the participant relays them to its part
-    # ballot_handlers and only the parts are partitioned
+    # each --auto has its own scope: the second one may change ballot_broadcasters (the
+    # leader's part), which sends the ballots, only by routing its send as partitioning the
+    # participant asks (it is no client): the participant is partitioned as it is, no relay
     notes = [line for line in capsys.readouterr().err.splitlines() if " on 4 partitions" in line]
     assert [note.split(" on ")[0] for note in notes] == ["sparkdedalus rewrite: vote_collectors",
                                                         "sparkdedalus rewrite: ballot_broadcasters",
-                                                        "sparkdedalus rewrite: ballot_handlers"]
+                                                        "sparkdedalus rewrite: participant"]
 
 
 @pytest.mark.parametrize("steps", [["--partition", "leader:4"], ["--auto", "leader"], ["--coordinate"]])

@@ -1,8 +1,8 @@
 """The report of `sparkdedalus explain`: relations, strata, the rules each
 `seal` head stands for, whether the program is confluent (and its points of
 order), what garbage collection can reclaim (`analysis/gc.py`), and per
-component its roles, distribution policy and decoupling candidates, with
-reasons.
+component its roles, distribution policy (and every valid partition key,
+`analysis.partition_keys`) and decoupling candidates, with reasons.
 
 `report(program)` is the data (the JSON of `explain --format json`, schema in
 docs/analyses.md); `explain(program)` renders the same data as text. The
@@ -28,6 +28,7 @@ import re
 from sparkdedalus.analysis.confluence import confluence
 from sparkdedalus.analysis.decoupling import decouplings
 from sparkdedalus.analysis.gc import gc_rules, not_collected
+from sparkdedalus.analysis.partition_keys import valid_keys
 from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.checks.dependencies import dependency_graph
@@ -105,7 +106,8 @@ def _rule_text(rule) -> str:
 
 
 def _component(program, roles, refusals) -> dict:
-    policy = distribution_policy(program, roles.name).to_json()
+    found = distribution_policy(program, roles.name)
+    policy = found.to_json()
     return {
         "name": roles.name,
         "rules": [{"index": i, "head": program.rules[i].head.name, "where": str(program.rules[i].pos)}
@@ -115,6 +117,7 @@ def _component(program, roles, refusals) -> dict:
         "references": sorted(roles.references),
         "distribution_policy": policy,
         "partition_rewrites": _partitionings(program, roles.name, policy, refusals),
+        "partition_keys": [key.to_json() for key in valid_keys(program, roles.name, found)],
         "decouplings": [_candidate(program, c, refusals) for c in decouplings(program, roles.name)],
     }
 
@@ -196,6 +199,9 @@ def _component_text(comp: dict) -> list[str]:
     if policy["partitioned"]:
         keys = ", ".join(f"{name} by {key}" for name, key in keyed.items()) or "-"
         lines.append(f"    partitioning ({policy['method']}): {keys}")
+        if comp["partition_keys"]:
+            lines.append(f"      valid keys (--partition {comp['name']}:N:KEY): "
+                         + ", ".join(key["key"] for key in comp["partition_keys"]))
         if policy["replicate"]:
             lines.append(f"      replicate: {_names(policy['replicate'])}")
         lines += [f"      refused by the {r['rewrite']} rewrite: {_reason(r['reasons'][0])}"

@@ -90,13 +90,7 @@ class DistributionPolicy:
 
     def keys(self) -> dict:
         """{relation: key column name, `via` applied as `f(name)`} of the keyed relations."""
-        out = {}
-        for rp in self.relations:
-            if rp.column is not None:
-                out[rp.relation] = rp.name
-                for f in rp.via:
-                    out[rp.relation] = f"{f}({out[rp.relation]})"
-        return out
+        return {rp.relation: key_term(rp.name, rp.via) for rp in self.relations if rp.column is not None}
 
     def to_json(self) -> dict:
         return {"component": self.component, "rules": list(self.rules), "method": self.method,
@@ -106,6 +100,13 @@ class DistributionPolicy:
                 "replicate": list(self.replicate), "broadcast": list(self.broadcast),
                 "static": list(self.static), "reasons": [r.to_json() for r in self.reasons],
                 "verdict": [r.to_json() for r in self.verdict]}
+
+
+def key_term(name: str, via: tuple) -> str:
+    """A key as text: the column's name with the functions of `via` applied, `hash(v)`."""
+    for f in via:
+        name = f"{f}({name})"
+    return name
 
 
 def static_relations(program) -> frozenset:
@@ -137,22 +138,26 @@ def address_columns(program) -> frozenset:
 
 class _Problem:
     """The constraints of one policy search: the relations to key, the rules
-    that relate them, each relation's candidate keys (column, via)."""
+    that relate them, each relation's candidate keys (column, via). With
+    `heads`, the head of every `now`/`@next` rule is keyed like its body,
+    placed or not (`_placed`): stricter, the keys of derived relations then
+    tell those of the inputs (the search tries it first)."""
 
-    def __init__(self, program, rules, keyed, dependencies, fds, addresses):
+    def __init__(self, program, rules, keyed, dependencies, fds, addresses, heads=False):
         self.program, self.keyed, self.dependencies = program, keyed, dependencies
         self.rules = []  # (rule, terms, [(relation, atom)]) for rules relating two keyed atoms or more
+        placed = keyed if heads else _placed(rules, keyed)
         for rule in rules:
             atoms = [a for a in rule.positive_atoms + rule.negated_atoms if a.name in keyed]
-            if atoms and rule.delivery != "async" and rule.head.name in keyed:
+            if atoms and rule.delivery != "async" and rule.head.name in placed:
                 atoms.append(rule.head)
             if len(atoms) > 1:
                 self.rules.append((rule, RuleTerms(rule, fds, dependencies), [(a.name, a) for a in atoms]))
-        vias = {()}
+        vias = {()}  # the key functions a rule follows
         if dependencies:  # every function chain some rule follows, for every relation
             vias |= {via for _, terms, atoms in self.rules for _, atom in atoms for arg in atom.args[1:]
                      if isinstance(arg, ast.Var) for via, _, _ in terms.chains(arg.name)}
-        self.candidates = {r: self._candidates(r, vias, addresses) for r in keyed}
+        self.vias, self.candidates = vias, {r: self._candidates(r, vias, addresses) for r in keyed}
 
     def _candidates(self, relation, vias, addresses) -> list:
         arity = self.program.relations[relation].arity
@@ -180,11 +185,13 @@ class _Problem:
                     return None
         return values.pop() if len(values) == 1 else None
 
-    def solve(self, rule_subset=None):
+    def solve(self, rule_subset=None, pinned=None):
         """{relation: (column, via)} satisfying the rules (all, or the given
-        indices into self.rules), or None; False when the budget ran out."""
+        indices into self.rules), each relation of `pinned` ({relation:
+        (column, via)}) keyed as it says, or None; False when the budget ran out."""
         ks = range(len(self.rules)) if rule_subset is None else rule_subset
-        relations = sorted({n for k in ks for n, _ in self.rules[k][2]})
+        pinned = pinned or {}
+        relations = sorted({n for k in ks for n, _ in self.rules[k][2]} | set(pinned))
         budget = [BUDGET]
 
         def search(domains, chosen):
@@ -203,7 +210,8 @@ class _Problem:
                         return found
             return None
 
-        return search({r: self.candidates[r] for r in relations}, {})
+        return search({r: [c for c in self.candidates[r] if r not in pinned or c == pinned[r]]
+                       for r in relations}, {})
 
     def _narrow(self, domains, chosen, relation, cand, ks):
         """Domains after keying `relation` by `cand`, or None if one empties."""
@@ -223,10 +231,24 @@ class _Problem:
                         return None
         return domains
 
-    def explain(self) -> tuple:
-        """Reasons why no policy exists: a relation with no candidate key, a
-        rule whose atoms share no key, or two rules that need different keys."""
+    def explain(self, pinned=None) -> tuple:
+        """Reasons why no policy exists (keying `pinned` as it says): a
+        relation with no candidate key, a rule whose atoms share no key, or
+        two rules that need different keys."""
         mode = "even through dependencies" if self.dependencies else "(co-hashing, 4.1)"
+        for relation, cand in (pinned or {}).items():
+            if cand[1] not in self.vias:
+                return (Reason(f"no rule joins on {key_term('X', cand[1])} of an attribute {mode}"),)
+            if cand not in self.candidates[relation]:
+                rules = self._rules_of(relation)
+                where = self.rules[rules[0]][0].pos if rules else None
+                return (Reason(f"{self._key(relation, cand)} is not bound to one variable in every rule that "
+                               f"joins {relation} {mode}", where),)
+            for k in self._rules_of(relation):
+                if self.solve([k], pinned) is None:
+                    others = sorted({n for n, _ in self.rules[k][2]} - {relation})
+                    return (Reason(f"here {relation} and {', '.join(others)} share no key equal to "
+                                   f"{self._key(relation, cand)} {mode}", self.rules[k][0].pos),)
         for relation in sorted(self.keyed):
             if not self.candidates[relation]:
                 rel = self.program.relations[relation]
@@ -235,19 +257,23 @@ class _Problem:
                 return (Reason(f"no attribute of {relation} is bound to a variable in every rule that joins it"
                                f" {mode}", self.rules[self._rules_of(relation)[0]][0].pos),)
         for k, (rule, _, atoms) in enumerate(self.rules):
-            if self.solve([k]) is None:
+            if self.solve([k], pinned) is None:
                 names = sorted({n for n, _ in atoms})
                 for a, b in combinations(names, 2):
                     if self.solve_pair(k, a, b) is None:
                         return (Reason(f"{a} and {b} share no key {mode}", rule.pos),)
                 return (Reason(f"{', '.join(names)} share no key {mode}", rule.pos),)
         for k1, k2 in combinations(range(len(self.rules)), 2):
-            if self.solve([k1, k2]) is None:
+            if self.solve([k1, k2], pinned) is None:
                 common = sorted({n for n, _ in self.rules[k1][2]} & {n for n, _ in self.rules[k2][2]})
                 if common:
                     why = f"these rules need different keys of {', '.join(common)} {mode}"
                     return (Reason(why, self.rules[k1][0].pos), Reason(why, self.rules[k2][0].pos))
         return (Reason(f"no key assignment satisfies every rule together {mode}"),)
+
+    def _key(self, relation, candidate) -> str:
+        column, via = candidate
+        return f"{relation}({key_term(self.program.relations[relation].columns[column], via)})"
 
     def solve_pair(self, k, a, b):
         """A key of a and one of b with equal values in rule k, or None."""
@@ -256,6 +282,29 @@ class _Problem:
             if any(self.term(k, b, cb) == value for cb in self.candidates[b]):
                 return ca
         return None
+
+
+def _placed(rules, keyed) -> set:
+    """The keyed relations whose facts must be on the partition of their
+    key: read by a rule with another keyed atom, negated, or read or derived
+    by a rule that aggregates or chooses (a group on one partition), and what
+    the `now`/`@next` rules deriving these read. The others are only read
+    alone and positively, by rules that neither aggregate nor choose: each
+    partition derives from its facts what the one node derived from them
+    (the paper's co-hashing constrains the relations of a rule's body, 4.1),
+    so they may stay on the partition that derives them."""
+    placed = set()
+    for rule in rules:
+        body = [a.name for a in rule.positive_atoms + rule.negated_atoms if a.name in keyed]
+        grouped = rule.is_aggregate or rule.choose is not None
+        placed |= set(body) if len(body) > 1 or grouped else {a.name for a in rule.negated_atoms if a.name in keyed}
+        if rule.delivery != "async" and grouped and rule.head.name in keyed:
+            placed.add(rule.head.name)
+    local = [r for r in rules if r.delivery != "async"]
+    while grown := {a.name for r in local if r.head.name in placed
+                    for a in r.positive_atoms + r.negated_atoms if a.name in keyed} - placed:
+        placed |= grown
+    return placed
 
 
 def _keyed_relations(rules, static) -> set:
@@ -277,73 +326,110 @@ def _closure(seed, rules, static) -> frozenset:
     return frozenset(out)
 
 
+#: the verdicts of the coordination-free methods
+COHASHING = Reason("every rule joins, groups and negates its partitioned relations on their keys (co-hashing, 4.1)")
+DEPENDENCIES = Reason("keys of equal value through functional and co-partition dependencies (4.2)")
+
+
 def distribution_policy(program, component: str | None = None, rules=None) -> DistributionPolicy:
     """The policy for a component (by name), or for a set of rule indices
     treated as one (`component` then only names it)."""
-    if rules is None:
-        rules = [r.index for r in program.rules if r.component == component]
-        roles = [c for c in component_roles(program) if c.name == component]
-        if not roles:
-            raise ValueError(f"no component {component!r}")
-        inputs = roles[0].inputs
-    else:
-        chosen = [program.rules[i] for i in rules if not program.rules[i].persistence]
-        inputs = ({a.name for r in chosen for a in r.positive_atoms + r.negated_atoms}
-                  - {r.head.name for r in chosen})
-    chosen = [program.rules[i] for i in sorted(rules) if not program.rules[i].persistence]
-    name = component or "rules " + ", ".join(str(i) for i in sorted(rules))
-    static = static_relations(program)
-    fds, addresses = relation_fds(program), address_columns(program)
-    keyed = _keyed_relations(chosen, static)
+    return PolicySearch(program, component, rules).policy()
 
-    def attempt(replicated, dependencies):
-        problem = _Problem(program, chosen, keyed - replicated, dependencies, fds, addresses)
-        return problem, problem.solve()
 
-    def policy(method, solution, problem, replicated, failed, verdict):
+class PolicySearch:
+    """The search for a component's policy (or a set of rule indices'):
+    `attempt` one method, `make` the `DistributionPolicy` of a solution,
+    `policy` the first method that finds one (`partition_keys` pins keys)."""
+
+    def __init__(self, program, component: str | None = None, rules=None):
+        if rules is None:
+            rules = [r.index for r in program.rules if r.component == component]
+            roles = [c for c in component_roles(program) if c.name == component]
+            if not roles:
+                raise ValueError(f"no component {component!r}")
+            inputs = roles[0].inputs
+        else:
+            chosen = [program.rules[i] for i in rules if not program.rules[i].persistence]
+            inputs = ({a.name for r in chosen for a in r.positive_atoms + r.negated_atoms}
+                      - {r.head.name for r in chosen})
+        self.program, self.rules, self.inputs = program, tuple(sorted(rules)), frozenset(inputs)
+        self.chosen = [program.rules[i] for i in self.rules if not program.rules[i].persistence]
+        self.name = component or "rules " + ", ".join(str(i) for i in self.rules)
+        self.static = static_relations(program)
+        self.fds, self.addresses = relation_fds(program), address_columns(program)
+        self.keyed = _keyed_relations(self.chosen, self.static)
+
+    def attempt(self, replicated, dependencies: bool, pinned=None) -> tuple:
+        """(the problem, its solution: see `_Problem.solve`) of keying all
+        but the `replicated` relations, through dependencies or not: keyed
+        like the heads they derive if that solves (`_Problem`), else with
+        only the placed heads."""
+        for heads in (True, False):
+            problem = self.problem(replicated, dependencies, heads)
+            solution = problem.solve(pinned=pinned)
+            if solved(solution):
+                break
+        return problem, solution
+
+    def problem(self, replicated, dependencies: bool, heads: bool = False):
+        """The `_Problem` of keying all but the `replicated` relations."""
+        return _Problem(self.program, self.chosen, self.keyed - replicated, dependencies, self.fds, self.addresses,
+                        heads)
+
+    def make(self, method, solution, problem, replicated, failed, verdict) -> DistributionPolicy:
+        read = {a.name for r in self.chosen for a in r.positive_atoms + r.negated_atoms}
         return DistributionPolicy(
-            name, tuple(sorted(rules)), method, _relation_policies(program, keyed, solution, problem, replicated),
-            tuple(sorted(replicated)), tuple(sorted(replicated & inputs)),
-            tuple(sorted(static & {a.name for r in chosen for a in r.positive_atoms + r.negated_atoms})),
-            tuple(dict.fromkeys(failed + verdict)), tuple(verdict))
+            self.name, self.rules, method,
+            _relation_policies(self.program, self.keyed, solution, problem, replicated),
+            tuple(sorted(replicated)), tuple(sorted(replicated & self.inputs)), tuple(sorted(self.static & read)),
+            tuple(dict.fromkeys(list(failed) + list(verdict))), tuple(verdict))
 
-    problem, solution = attempt(frozenset(), False)
-    if _found(solution):
-        return policy("co-hashing", solution, problem, frozenset(), [], [Reason(
-            "every rule joins, groups and negates its partitioned relations on their keys (co-hashing, 4.1)")])
-    failed = list(problem.explain() if solution is None else [Reason("co-hashing: search budget exhausted")])
-    problem, solution = attempt(frozenset(), True)
-    if _found(solution):
-        return policy("dependencies", solution, problem, frozenset(), failed, [Reason(
-            "keys of equal value through functional and co-partition dependencies (4.2)")])
-    failed += problem.explain() if solution is None else [Reason("dependencies: search budget exhausted")]
-    seeds = sorted({_closure({r}, chosen, static) for r in keyed}, key=lambda s: (len(s), sorted(s)))
-    sets = seeds + sorted({a | b for a, b in combinations(seeds, 2)} - set(seeds), key=lambda s: (len(s), sorted(s)))
-    not_machines: list = []  # per replicated set passed over, why its parts are not state machines
-    for replicated in sets:
-        if replicated < keyed:
-            problem, solution = attempt(replicated, True)
-            if not _found(solution):
+    def policy(self) -> DistributionPolicy:
+        """Co-hashing, else dependencies, else partial, else none (module docstring)."""
+        problem, solution = self.attempt(frozenset(), False)
+        if solved(solution):
+            return self.make("co-hashing", solution, problem, frozenset(), [], [COHASHING])
+        failed = list(problem.explain() if solution is None else [Reason("co-hashing: search budget exhausted")])
+        problem, solution = self.attempt(frozenset(), True)
+        if solved(solution):
+            return self.make("dependencies", solution, problem, frozenset(), failed, [DEPENDENCIES])
+        failed += problem.explain() if solution is None else [Reason("dependencies: search budget exhausted")]
+        return self._partial(failed)
+
+    def _partial(self, failed) -> DistributionPolicy:
+        chosen, static, keyed = self.chosen, self.static, self.keyed
+        seeds = sorted({_closure({r}, chosen, static) for r in keyed}, key=lambda s: (len(s), sorted(s)))
+        sets = seeds + sorted({a | b for a, b in combinations(seeds, 2)} - set(seeds),
+                              key=lambda s: (len(s), sorted(s)))
+        not_machines: dict = {}  # per replicated set passed over, why its parts are not state machines
+        for heads, replicated in [(heads, r) for heads in (True, False) for r in sets if r < keyed]:
+            problem = self.problem(replicated, True, heads)  # keyed like the heads first, for every set
+            solution = problem.solve()
+            if not solved(solution):
                 continue
             names = ", ".join(sorted(replicated))
-            machines = _not_state_machines(program, chosen, replicated, static)
+            machines = _not_state_machines(self.program, chosen, replicated, static)
             if machines:
-                not_machines.append([Reason(f"replicating {names}: {r.message}", r.pos) for r in machines])
+                not_machines.setdefault(replicated, [Reason(f"replicating {names}: {r.message}", r.pos)
+                                                     for r in machines])
                 continue
-            feeds = sorted(replicated & inputs)
-            return policy("partial", solution, problem, replicated, failed, [
+            feeds = sorted(replicated & self.inputs)
+            return self.make("partial", solution, problem, replicated, failed, [
                 Reason(f"replicating {names} on every partition lets the rest partition (4.3)"),
                 Reason("inputs " + ", ".join(feeds) + " must reach every partition through a coordinator "
                        "that orders them (B.3)" if feeds else "the replicated relations get no input"),
                 Reason("both parts, the rules deriving the replicated relations and the others, behave like "
                        "state machines (A.4)")])
-    if not not_machines:
-        return policy("none", None, None, frozenset(), failed, [
-            Reason("no set of replicated relations leaves the rest partitionable")])
-    larger = [Reason(f"and {len(not_machines) - 1} larger set(s) of replicated relations whose parts are not "
-                     f"state machines either")] if len(not_machines) > 1 else []
-    return policy("none", None, None, frozenset(), failed, not_machines[0] + larger + [
-        Reason("no set of replicated relations leaves the rest partitionable with both parts state machines (A.4)")])
+        if not not_machines:
+            return self.make("none", None, None, frozenset(), failed, [
+                Reason("no set of replicated relations leaves the rest partitionable")])
+        first, *others = not_machines.values()
+        larger = [Reason(f"and {len(others)} larger set(s) of replicated relations whose parts are not "
+                         f"state machines either")] if others else []
+        return self.make("none", None, None, frozenset(), failed, first + larger + [
+            Reason("no set of replicated relations leaves the rest partitionable with both parts state machines "
+                   "(A.4)")])
 
 
 def _not_state_machines(program, chosen, replicated, static) -> list:
@@ -364,7 +450,7 @@ def _not_state_machines(program, chosen, replicated, static) -> list:
     return found
 
 
-def _found(solution) -> bool:
+def solved(solution) -> bool:
     """A search result is a policy (possibly empty), None (none exists) or False (budget)."""
     return solution is not None and solution is not False
 

@@ -74,11 +74,13 @@ def decouple_first(program, target: Target, force: bool = False) -> tuple:
                      f"mechanism; its precondition fails:"] + reasons
 
 
-def partition_by_policy(program, component: str, n: int, scope: tuple | None = None) -> tuple:
+def partition_by_policy(program, component: str, n: int, scope: tuple | None = None, key=None) -> tuple:
     """(the program, notes) of `component` on `n` partitions:
     `partitioning` when its analysis holds, else `partial_partitioning`
     (which refuses a component without a policy, with the reasons); `scope`:
-    the components whose rules it may change (None: all)."""
-    target = Target(component, partitions=n, scope=scope)
+    the components whose rules it may change (None: all); `key`: the
+    partition key to use (`analysis.partition_keys.Key`; a `ValueError`
+    says why it cannot be one)."""
+    target = Target(component, partitions=n, scope=scope, key=key)
     rule = partitioning if partitioning.analysis(program, target).applies else partial_partitioning
     return rule.apply(program, target)

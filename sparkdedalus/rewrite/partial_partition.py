@@ -44,7 +44,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import partition
@@ -71,13 +70,13 @@ def coordinator_of(component: str) -> str:
     return f"{component}_coord"
 
 
-def policy(program, component: str):
+def policy(program, component: str, key=None):
     """The component's `DistributionPolicy`, the counting rules of its sealed
-    outputs left out (`sealing`, B.4.2); a `ValueError` names an unknown component."""
+    outputs left out (`sealing`, B.4.2), keyed by `key` if given; a
+    `ValueError` names an unknown component or says why `key` cannot key it
+    (`partition.policy`)."""
     sealed = sealed_outputs(program, component)
-    if not sealed:
-        return partition.policy(program, component)
-    return distribution_policy(program, component, policy_rules(program, component, sealed))
+    return partition.policy(program, component, key, policy_rules(program, component, sealed) if sealed else None)
 
 
 class PartialPartitioning(Rule):
@@ -88,13 +87,13 @@ class PartialPartitioning(Rule):
     REROUTES = True
 
     def analysis(self, program, target: Target) -> Verdict:
-        found = policy(program, target.component)
+        found = policy(program, target.component, target.key)
         applies = found.method == METHOD or found.partitioned and bool(sealed_outputs(program, target.component))
         return Verdict(applies, found.reasons)
 
     def mechanism(self, program, target: Target) -> tuple:
         component, n = target.component, target.partitions
-        found, sealed = policy(program, component), sealed_outputs(program, component)
+        found, sealed = policy(program, component, target.key), sealed_outputs(program, component)
         notes = [note(component, n, found)]
         if sealed:
             notes.append(f"{component} seals {', '.join(s.out for s in sealed)} per partition (B.4)")
@@ -102,19 +101,19 @@ class PartialPartitioning(Rule):
             notes.append(f"{component} replicates {', '.join(found.replicate)} on every partition"
                          + (f"; {', '.join(found.broadcast)} ordered by a coordinator at L + "
                             f'"{COORD}" (B.3)' if found.broadcast else ""))
-        return partial_partition(program, component, n), notes
+        return partial_partition(program, component, n, target.key), notes
 
 
 partial_partitioning = PartialPartitioning()
 
 
-def partial_partition(program, component: str, n: int) -> Program:
-    """`program` with `component` on `n` partitions per location, its
-    replicated inputs ordered by a coordinator and its sealed outputs
-    counted per partition (module docstring)."""
+def partial_partition(program, component: str, n: int, key=None) -> Program:
+    """`program` with `component` on `n` partitions per location (keyed by
+    `key` if given, `policy`), its replicated inputs ordered by a
+    coordinator and its sealed outputs counted per partition (module docstring)."""
     if n < 1:
         raise RewriteError(f"the number of partitions must be at least 1, got {n}")
-    found, sealed = policy(program, component), sealed_outputs(program, component)
+    found, sealed = policy(program, component, key), sealed_outputs(program, component)
     if found.method != METHOD and not (sealed and found.partitioned):
         raise RewriteError(f"component {component!r} has a {found.method} policy, not a partial one, "
                            f"and no sealed output")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sparkdedalus.analysis.partition_keys import keyed_policy
 from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import component_rules
@@ -53,11 +54,19 @@ from udfs.registry import FUNCTIONS
 METHODS = ("co-hashing", "dependencies")
 
 
-def policy(program, component: str):
-    """The component's `DistributionPolicy` (a `ValueError` names an unknown
-    component); the rewrite applies when its method is in METHODS."""
+def policy(program, component: str, key=None, rules=None):
+    """The component's `DistributionPolicy` (of the rule indices `rules`, if
+    given), keyed by `key` (`analysis.partition_keys.Key`) if given; the
+    rewrite applies when its method is in METHODS. A `ValueError` (not a
+    `RewriteError`: the input is wrong) names an unknown component, or says
+    why `key` cannot key it."""
     component_rules(program, component)
-    return distribution_policy(program, component)
+    if key is None:
+        return distribution_policy(program, component, rules)
+    found = keyed_policy(program, component, key, rules)
+    if not found.partitioned:
+        raise ValueError(f"{key} cannot key {component}: {found.verdict[0]}")
+    return found
 
 
 def note(component: str, n: int, policy) -> str:
@@ -75,7 +84,7 @@ class Partitioning(Rule):
     REROUTES = True
 
     def analysis(self, program, target: Target) -> Verdict:
-        found = policy(program, target.component)
+        found = policy(program, target.component, target.key)
         if sealed_outputs(program, target.component):
             return Verdict(False, (Reason(f"component {target.component!r} sends sealed outputs, which only "
                                           f"partial partitioning counts per partition"),))
@@ -86,8 +95,8 @@ class Partitioning(Rule):
         return Verdict(True, found.reasons)
 
     def mechanism(self, program, target: Target) -> tuple:
-        found = policy(program, target.component)
-        return partition(program, target.component, target.partitions), \
+        found = policy(program, target.component, target.key)
+        return partition(program, target.component, target.partitions, target.key), \
             [note(target.component, target.partitions, found)]
 
 
@@ -106,11 +115,12 @@ def suffixes(n: int) -> tuple:
     return tuple(f"/p{i}" for i in range(n))
 
 
-def partition(program, component: str, n: int) -> Program:
-    """`program` with `component` on `n` partitions per location (module docstring)."""
+def partition(program, component: str, n: int, key=None) -> Program:
+    """`program` with `component` on `n` partitions per location, keyed by
+    `key` if given (`policy`; module docstring)."""
     if n < 1:
         raise RewriteError(f"the number of partitions must be at least 1, got {n}")
-    found = policy(program, component)
+    found = policy(program, component, key)
     if found.method not in METHODS:
         raise RewriteError(f"component {component!r} has a {found.method} policy: "
                            f"it cannot be partitioned without coordination (partial_partition)")

@@ -36,15 +36,17 @@ class Target:
     """What a rewrite applies to: a `component` (None: the whole program),
     the indices of its `rules` that a decoupling moves and the `name` of the
     new component (None: `COMPONENT_2`, or the next free number), the
-    number of `partitions` per location of a partitioning, the components
-    in `scope` (None: all), the only ones whose rules it may change
-    (`rewrite.scope`)."""
+    number of `partitions` per location of a partitioning and the `key`
+    it must use (`analysis.partition_keys.Key`; None: the policy's), the
+    components in `scope` (None: all), the only ones whose rules it may
+    change (`rewrite.scope`)."""
 
     component: str | None = None
     rules: tuple = ()
     name: str | None = None
     partitions: int = 4
     scope: tuple | None = None
+    key: object = None
 
 
 @dataclass(frozen=True)

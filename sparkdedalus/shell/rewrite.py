@@ -1,4 +1,4 @@
-"""`sparkdedalus rewrite FILE... [--decouple COMPONENT:RULES[:NEWNAME]] [--partition COMPONENT:N]
+"""`sparkdedalus rewrite FILE... [--decouple COMPONENT:RULES[:NEWNAME]] [--partition COMPONENT:N[:KEY]]
 [--auto COMPONENT[,COMPONENT...]] [--coordinate] [--partitions N] [--out FILE] [--force]`:
 move rules of a component to a new component at new locations, run a component
 on N partitions per location, or count messages where their order matters, and
@@ -14,7 +14,12 @@ the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
 policy is co-hashing or dependencies, partial partitioning with a coordinator
 (B.3) when it is partial or the component sends sealed outputs (counted per
-partition, B.4), and refuses with the reasons (exit 1) when it is none.
+partition, B.4), and refuses with the reasons (exit 1) when it is none. KEY
+chooses the partition key among the valid ones `explain` lists: a relation of
+the component and the attribute its facts are hashed by, through functions as
+the notes print it (`request(id)`, `toStorage(hash(v))`;
+`analysis.partition_keys`); the other relations follow. A KEY that is not a
+valid key is one line, exit 2, with the reason.
 `--auto` applies every rewrite the analyses allow for the components named
 (`rewrite.auto`; `--partitions N`, default 4), in the same order, and prints
 its notes on stderr too. `--coordinate` applies the coordination rewrite
@@ -42,8 +47,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--decouple", action="append", dest="steps", default=[], type=step("decouple", _spec),
                         metavar="COMPONENT:RULES[:NEWNAME]",
                         help="move the rules RULES (head relations or line numbers, comma-separated)")
-    parser.add_argument("--partition", action="append", dest="steps", type=step("partition", component_count),
-                        metavar="COMPONENT:N", help="run COMPONENT on N partitions per location, routed by its policy")
+    parser.add_argument("--partition", action="append", dest="steps", type=step("partition", _partition_spec),
+                        metavar="COMPONENT:N[:KEY]", help="run COMPONENT on N partitions per location, routed by "
+                        "its policy (keyed by KEY, e.g. request(id), if given)")
     parser.add_argument("--auto", action="append", dest="steps", type=step("auto", names),
                         metavar="COMPONENT[,COMPONENT...]", help="apply every rewrite the analyses allow")
     parser.add_argument("--coordinate", action="append_const", dest="steps", const=("coordinate", ()),
@@ -66,6 +72,14 @@ def _spec(text: str) -> tuple:
     return component, rules, parts[2] if len(parts) == 3 else f"{component}_2"
 
 
+def _partition_spec(text: str) -> tuple:
+    """COMPONENT:N[:KEY]: (component, N, KEY or None)."""
+    parts = text.split(":", 2)
+    if len(parts) == 3 and not parts[2].strip():
+        raise ArgumentTypeError(f"expected COMPONENT:N[:KEY], got '{text}'")
+    return (*component_count(":".join(parts[:2])), parts[2].strip() if len(parts) == 3 else None)
+
+
 def _check_steps(args) -> None:
     """Refuse the options that would not act: --partitions without --auto, --force
     without --decouple, and a component named twice in --auto."""
@@ -82,14 +96,15 @@ def _check_steps(args) -> None:
         raise UsageError(f"--auto: component '{twice[0]}' is named twice")
 
 
-def _partition(program, component: str, n: int, notes: list):
+def _partition(program, component: str, n: int, key: str | None, notes: list):
+    from sparkdedalus.analysis.partition_keys import parse_key
     from sparkdedalus.rewrite import RewriteError, partition_by_policy
     try:
-        program, applied = partition_by_policy(program, component, n)
+        program, applied = partition_by_policy(program, component, n, key=key and parse_key(program, key))
     except RewriteError as exc:
         raise UserError(f"cannot partition {component}: {exc}") from None
     except ValueError as exc:
-        raise UsageError(f"--partition {component}:{n}: {exc}") from None
+        raise UsageError(f"--partition {component}:{n}{':' + key if key else ''}: {exc}") from None
     notes += applied
     return program
 
@@ -137,7 +152,7 @@ def handle(args) -> int:
     from sparkdedalus.rewrite.source import source_rules
     from sparkdedalus.rewrite.text import program_text
     if not args.steps:
-        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N, "
+        raise UsageError("nothing to do: give --decouple COMPONENT:RULES[:NEWNAME], --partition COMPONENT:N[:KEY], "
                          "--auto COMPONENT[,COMPONENT...] or --coordinate")
     _check_steps(args)
     program = Program.from_files(*args.files, strict=args.strict)
