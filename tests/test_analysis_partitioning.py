@@ -113,6 +113,14 @@ def test_two_phase_commit_components_partition_by_transaction():
         assert (name, policy.method, policy.keys()) == (name, "co-hashing", keys)
 
 
+def test_an_address_a_rule_computes_is_the_last_choice_of_key():
+    # what the rewrites write: a relay sends to `D == C + "/part"`, a reply goes to the home
+    # of a partition's address: C and C2 hold nodes, so q and t are keyed by the value X, Y
+    program = Program.parse('component k { r(D, X)@async :- q(L, C, X), D == C + "/part";\n'
+                            '  s(E, Y)@async :- t(L, C2, Y), home(C2, E); }')
+    assert distribution_policy(program, "k").keys() == {"q": "c2", "t": "c2"}
+
+
 def test_negation_needs_the_key_negative():
     # 4.1 (c): an antijoin shares keys; notin ban(L, _) binds no key of ban, so ban
     # shares none with req (the head ok, read alone, stays where it is derived: no

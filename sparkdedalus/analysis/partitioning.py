@@ -118,7 +118,10 @@ def static_relations(program) -> frozenset:
 
 def address_columns(program) -> frozenset:
     """(relation, column) pairs that hold node addresses: bound to a rule's
-    location variable, or to a variable another address column binds."""
+    location variable, or to a variable another address column binds, or
+    that an address is made of (`D2 == D + "/p" + S`: D, the leftmost
+    operand; `home(L2, L)`: either, given the other), as the rewrites route
+    messages."""
     found: set = set()
     changed = True
     while changed:
@@ -128,12 +131,31 @@ def address_columns(program) -> frozenset:
             names = {a.args[0].name for a in atoms if a.args and isinstance(a.args[0], ast.Var)}
             names |= {a.args[c].name for a in atoms for c in range(1, a.arity)
                       if (a.name, c) in found and isinstance(a.args[c], ast.Var)}
+            names |= _bases(rule, names)
             for a in atoms:
                 for c in range(1, a.arity):
                     if isinstance(a.args[c], ast.Var) and a.args[c].name in names and (a.name, c) not in found:
                         found.add((a.name, c))
                         changed = True
     return frozenset(found)
+
+
+def _bases(rule, names) -> set:
+    """The variables the addresses `names` of a rule are made of (`address_columns`)."""
+    out, grown = set(names), True
+    while grown:
+        before = len(out)
+        for lit in rule.comparisons:
+            for var, expr in ((lit.left, lit.right), (lit.right, lit.left)):
+                if lit.op == "==" and isinstance(var, ast.Var) and var.name in out:
+                    while isinstance(expr, ast.BinOp) and expr.op == "+":
+                        expr = expr.left
+                    out |= {expr.name} if isinstance(expr, ast.Var) else set()
+        for a in rule.function_atoms:
+            pair = {x.name for x in a.args if isinstance(x, ast.Var)} if a.name == "home" else set()
+            out |= pair if len(pair) == 2 and pair & out else set()
+        grown = len(out) > before
+    return out - set(names)
 
 
 class _Problem:
