@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.diagnostics import Diagnostic, DiagnosticError, Sources
-from sparkdedalus.syntax.parser import parse_text
+from sparkdedalus.syntax.parser import gc_paused, parse_text
 
 DEFAULT_COMPONENT = "main"
 
@@ -43,8 +43,9 @@ class Loaded:
 def load_files(paths: list[str]) -> Loaded:
     """Parse `paths` and everything they include. Raises `DiagnosticError`."""
     loader = _Loader()
-    for path in paths:
-        loader.load(path, DEFAULT_COMPONENT, chain=())
+    with gc_paused():
+        for path in paths:
+            loader.load(path, DEFAULT_COMPONENT, chain=())
     if loader.errors:
         raise DiagnosticError(loader.errors, loader.sources)
     return Loaded(loader.placed, loader.sources, loader.units)
@@ -53,7 +54,8 @@ def load_files(paths: list[str]) -> Loaded:
 def load_text(text: str, file: str = "<string>") -> Loaded:
     """Parse program text; includes are resolved against the working directory."""
     loader = _Loader()
-    loader.add_unit(text, file, DEFAULT_COMPONENT, chain=())
+    with gc_paused():
+        loader.add_unit(text, file, DEFAULT_COMPONENT, chain=())
     if loader.errors:
         raise DiagnosticError(loader.errors, loader.sources)
     return Loaded(loader.placed, loader.sources, loader.units)
