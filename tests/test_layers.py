@@ -28,6 +28,7 @@ LAYERS = [
     ("sparkdedalus.syntax", 0),
     ("sparkdedalus.program", 1), ("sparkdedalus.checks", 1), ("sparkdedalus.network", 1),
     ("sparkdedalus.inputs", 1), ("sparkdedalus.derivations", 1), ("sparkdedalus.traffic", 1),
+    ("sparkdedalus.hydroflow", 1),
     ("sparkdedalus.analysis", 2),
     ("sparkdedalus.rewrite", 3), ("sparkdedalus.faults", 3),
     ("sparkdedalus.reference", 4), ("sparkdedalus.pack", 4), ("sparkdedalus.plumbing", 4),

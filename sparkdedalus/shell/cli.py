@@ -10,6 +10,7 @@
     sparkdedalus equiv A.ded B.ded --ticks N [--mode strict|refinement] [--seeds K] [--observe R1,R2] [--network SPEC]
     sparkdedalus faults FILE... --nodes A,B --eot N --eff N [--crashes N] [--sample N] [--engine E] [--store PATH]
     sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S] [--format text|json|html] [--out FILE]
+    sparkdedalus import hydroflow ROLE=FILE.rs... --out PROGRAM.ded [--nodes ROLE=A,B]
 
 Exit codes: 0 success, 1 program or data errors (and internal errors), 2 usage
 errors. No traceback unless --debug.
@@ -21,7 +22,7 @@ import argparse
 import sys
 
 from sparkdedalus.errors import UsageError, UserError
-from sparkdedalus.shell import check, diagram, equiv, explain, faults, fmt, optimize, rewrite, run, show, why
+from sparkdedalus.shell import check, diagram, equiv, explain, faults, fmt, hydroflow, optimize, rewrite, run, show, why
 from sparkdedalus.syntax.diagnostics import DiagnosticError
 
 
@@ -37,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="sparkdedalus", description="Dedalus on Spark")
     add_debug_argument(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (check, fmt, explain, run, show, diagram, equiv, rewrite, optimize, faults, why):
+    for command in (check, fmt, explain, run, show, diagram, equiv, rewrite, optimize, faults, why, hydroflow):
         command.add_parser(commands)
     return parser
 

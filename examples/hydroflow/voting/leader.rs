@@ -1,0 +1,28 @@
+// The voting protocol's leader (the scaling paper's voting, section 5.2): it sends every
+// client request to the replicas and answers the client once every replica has voted.
+use hydroflow_datalog::datalog;
+
+pub async fn run(peers: Vec<u32>, client_recv: Source, client_send: Sink, to_replica: Sink, from_replica: Source) {
+    let df = datalog!(
+        r#"
+        .input replicas `repeat_iter(peers.clone()) -> map(|p| (p,))`
+        .input numReplicas `repeat_iter([(3,),])`
+
+        .async clientIn `null::<(u32,i64,u32)>()` `source_stream(client_recv) -> map(|x| deserialize_from_bytes::<(u32,i64,u32)>(x.unwrap().1).unwrap())`
+        .async clientOut `map(|(node_id, v)| (node_id, serialize_to_bytes(v))) -> dest_sink(client_send)` `null::<(i64,u32)>()`
+        .async voteToReplica `map(|(node_id, v)| (node_id, serialize_to_bytes(v))) -> dest_sink(to_replica)` `null::<(u32,i64,u32)>()`
+        .async voteFromReplica `null::<(u32,u32,i64,u32)>()` `source_stream(from_replica) -> map(|v| deserialize_from_bytes::<(u32,u32,i64,u32)>(v.unwrap().1).unwrap())`
+
+        # broadcast every request to the replicas
+        voteToReplica@addr(client, id, v) :~ clientIn(client, id, v), replicas(addr)
+
+        # collect the votes until the request commits
+        allVotes(l, client, id, v) :- voteFromReplica(l, client, id, v)
+        allVotes(l, client, id, v) :+ allVotes(l, client, id, v), !committed(client, id, _)
+        voteCounts(count(l), client, id) :- allVotes(l, client, id, v)
+        committed(client, id, v) :- voteCounts(n, client, id), numReplicas(n), allVotes(l, client, id, v)
+        clientOut@client(id, v) :~ committed(client, id, v)
+        "#
+    );
+    launch_flow(df).await
+}

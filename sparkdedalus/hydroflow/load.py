@@ -1,0 +1,36 @@
+"""Import Hydroflow `datalog!` files as one checked `Program`.
+
+>>> import pathlib, tempfile
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "echo.rs").write_text('fn main() { datalog!(r#" .input n `repeat_iter([(7,),])`\\n'
+...                                     ' .output m `for_each(|v| println!("{:?}", v))`\\n m(x) :- n(x) "#); }')
+>>> program = import_hydroflow([("echo", str(folder / "echo.rs"))])
+>>> program.components, sorted(f.atom.name for f in program.facts), program.outputs
+(('echo',), ['n'], ('m',))
+"""
+
+from __future__ import annotations
+
+from sparkdedalus.errors import UserError
+from sparkdedalus.hydroflow.rust_source import find_datalog
+from sparkdedalus.hydroflow.translate import translate
+from sparkdedalus.program import Program
+
+
+def import_text(roles: list, nodes: dict | None = None) -> str:
+    """The dialect text of (role, path.rs) pairs (see `translate.translate`)."""
+    sources = []
+    for role, path in roles:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                rust = handle.read()
+        except OSError as exc:
+            raise UserError(f"cannot read '{path}': {exc.strerror or exc}") from exc
+        sources.append((role, find_datalog(rust, path)))
+    return translate(sources, nodes)
+
+
+def import_hydroflow(roles: list, nodes: dict | None = None, extra: str = "", file: str = "<hydroflow>") -> Program:
+    """The checked Program of (role, path.rs) pairs, with `extra` dialect text
+    (facts for the relations to fill) appended."""
+    return Program.parse(import_text(roles, nodes) + extra, file)

@@ -1,0 +1,60 @@
+"""`sparkdedalus import hydroflow ROLE=FILE.rs... --out PROGRAM.ded [--nodes ROLE=A,B]`
+(docs/hydroflow.md).
+
+What cannot be translated is one `FILE.rs:line:col: ...` line per problem, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sparkdedalus.errors import UsageError
+
+
+def add_parser(commands) -> None:
+    for verb, help_text in (("import", "read another tool's programs"),):
+        parser = commands.add_parser(verb, help=help_text)
+        formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
+        hydroflow = formats.add_parser("hydroflow", help="Hydroflow's datalog! dialect, one Rust file per role")
+        if verb == "import":
+            hydroflow.add_argument("roles", nargs="+", metavar="ROLE=FILE.rs")
+            hydroflow.add_argument("--out", required=True, metavar="PROGRAM.ded")
+            hydroflow.add_argument("--nodes", action="append", default=[], metavar="ROLE=A,B",
+                                   help="the nodes of a role (default: one node named after the role)")
+            hydroflow.set_defaults(handler=handle_import)
+        else:
+            hydroflow.add_argument("files", nargs="+", metavar="PROGRAM.ded")
+            hydroflow.add_argument("--out-dir", required=True, metavar="DIR")
+            hydroflow.set_defaults(handler=handle_export)
+
+
+def _pairs(values: list[str], what: str) -> list[tuple[str, str]]:
+    pairs = []
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key or not rest:
+            raise UsageError(f"expected {what}, not {value!r}")
+        pairs.append((key, rest))
+    return pairs
+
+
+def handle_import(args) -> int:
+    from sparkdedalus.hydroflow import HydroflowError, import_text
+    from sparkdedalus.program import Program
+    roles = _pairs(args.roles, "ROLE=FILE.rs")
+    nodes = {role: names.split(",") for role, names in _pairs(args.nodes, "ROLE=A,B")}
+    unknown = sorted(set(nodes) - {role for role, _ in roles})
+    if unknown:
+        raise UsageError(f"--nodes names a role that is not imported: {unknown[0]}")
+    try:
+        text = import_text(roles, nodes)
+    except HydroflowError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 2
+    Program.parse(text, args.out)  # a translation that does not check is a bug: say so now
+    with open(args.out, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(f"wrote {args.out} ({len(roles)} component(s))")
+    return 0

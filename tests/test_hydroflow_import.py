@@ -1,0 +1,183 @@
+"""`import hydroflow`: Hydroflow `datalog!` files, one per role, read into one program
+(sparkdedalus/hydroflow/). The three example protocols (examples/hydroflow/) import,
+check and run on the reference evaluator exactly as their hand translations do with the
+same facts; every construct of the dialect has its translation asserted; what cannot be
+translated is one located line (FILE.rs:line:col), exit 2 from the CLI."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from frontend_helpers import EXAMPLES, exit_code
+from sparkdedalus import Program
+from sparkdedalus.hydroflow import HydroflowError, import_hydroflow, import_text
+from sparkdedalus.hydroflow.rust_source import find_datalog
+from sparkdedalus.hydroflow.translate import translate
+from sparkdedalus.reference.evaluator import run
+
+HYDROFLOW = os.path.join(EXAMPLES, "hydroflow")
+#: example: (roles in order, --nodes, ticks)
+PROTOCOLS = {
+    "voting": (("leader", "participant"), {}, 6),
+    "two_phase_commit": (("coordinator", "participant"), {"participant": ["p1", "p2", "p3"]}, 9),
+    "paxos": (("proposer", "acceptor"), {}, 8),
+}
+
+
+def roles_of(name: str) -> list:
+    roles, _, _ = PROTOCOLS[name]
+    return [(role, os.path.join(HYDROFLOW, name, f"{role}.rs")) for role in roles]
+
+
+def facts_of(name: str) -> str:
+    with open(os.path.join(HYDROFLOW, name, "facts.ded"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def history(program: Program, ticks: int) -> list:
+    trace = run(program, ticks)
+    return [{name: trace.relation(name, tick) for name in program.relations} for tick in range(1, ticks + 1)]
+
+
+def rules_of(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if ":-" in line]
+
+
+def datalog(text: str, file: str = "r.rs") -> list:
+    """(role "r", Embedded) of a datalog! text starting on line 3 of a Rust file."""
+    return [("r", find_datalog(f"fn main() {{\n    let df = datalog!(\n        r#\"{text}\"#);\n}}\n", file))]
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOLS))
+def test_a_protocol_runs_as_its_hand_translation(name):
+    _, nodes, ticks = PROTOCOLS[name]
+    imported = import_hydroflow(roles_of(name), nodes, facts_of(name))
+    hand = Program.from_files(os.path.join(HYDROFLOW, name, "hand.ded"), os.path.join(HYDROFLOW, name, "facts.ded"))
+    assert imported.components == hand.components
+    assert set(imported.relations) == set(hand.relations)
+    assert set(imported.outputs) == set(hand.outputs) and sorted(imported.persisted) == sorted(hand.persisted)
+    got, want = history(imported, ticks), history(hand, ticks)
+    assert got == want
+    assert any(tick.get("clientOut") for tick in got), "the protocol answers its client"
+
+
+def test_each_construct_has_its_translation():
+    text = translate(datalog(
+        ".input n `repeat_iter([(2, \"a\"),])`\n"
+        ".input once `source_iter([(true,),])`\n"
+        ".persist s\n.static t\n.output o `for_each(|v| println!(\"{:?}\", v))`\n"
+        "s(x) :- a(x, _), !b(x), (x + 1 > 2 * x % 3)\n"
+        "t(x) :+ a(x, y), (x != y)\n"
+        "o@(x - 1)(x, y) :~ a(x, y)\n"
+        "c(count(x), sum(x), min(x), max(x), count(*)) :- a(x, _)\n"
+        "d(y, choose(x)) :- a(x, y)."))
+    assert ".persist s" in text and ".persist t" in text and ".output o" in text
+    assert rules_of(text) == [
+        "s(loc, x) :- a(loc, x, _), notin b(loc, x), x + 1 > 2 * x % 3;",
+        "t(loc, x)@next :- a(loc, x, y), x != y;",
+        "o(x - 1, x, y)@async :- a(loc, x, y);",
+        "c(loc, count<x>, sum<x>, min<x>, max<x>, count<*>) :- a(loc, x, _);",
+        "d(loc, y, x) :- a(loc, x, y), choose((loc, y), (x));",
+    ]
+    assert 'n("r", 2, "a");' in text and 'once("r", true)@1;' in text
+
+
+def test_a_variable_named_loc_keeps_its_name():
+    (rule,) = rules_of(translate(datalog("h(loc) :- a(loc)")))
+    assert rule == "h(loc1, loc) :- a(loc1, loc);"
+
+
+def test_channels_between_roles_are_one_relation_and_client_sinks_are_outputs():
+    text = import_text(roles_of("voting"))
+    assert "voteToReplica(addr, client, id, v)@async :- clientIn(loc, client, id, v), replicas(loc, addr);" in text
+    assert "    .output clientOut" in text and ".output voteToReplica" not in text
+    assert "//   clientIn (leader, received from outside): `source_stream(client_recv)" in text
+    assert "//   replicas (leader, .input): `repeat_iter(peers.clone()) -> map(|p| (p,))`" in text
+    assert 'numReplicas("leader", 3);' in text
+
+
+def test_constant_inputs_are_at_every_node_of_their_role():
+    text = import_text(roles_of("two_phase_commit"), {"participant": ["p1", "p2"]})
+    assert 'willing("p1", 1);' in text and 'willing("p2", 1);' in text and 'willing("participant", 1);' not in text
+
+
+def test_positions_map_back_to_the_rust_file():
+    found = find_datalog("// x\nlet df = datalog!(r#\"a(x) :- b(x)\n  c(y) :- d(y)\"#);\n", "f.rs")
+    assert (found.line, found.col) == (2, 22) and found.position(1, 1) == (2, 22) and found.position(2, 3) == (3, 3)
+
+
+# ---------------------------------------------------------------- located errors, one kind each
+
+def refused(text: str) -> list[str]:
+    with pytest.raises(HydroflowError) as caught:
+        translate(datalog(text))
+    return caught.value.lines
+
+
+def test_a_syntax_error_is_located_in_the_rust_file():
+    assert refused("a(x) :- b(x)\n        c(x) :- ") == ["r.rs:4:17: syntax error in the datalog! text: unexpected end of input"]
+
+
+def test_no_datalog_macro():
+    with pytest.raises(HydroflowError, match=r"^r.rs:1:1: no datalog! macro call"):
+        find_datalog("fn main() {}\n", "r.rs")
+
+
+def test_an_unclosed_raw_string():
+    with pytest.raises(HydroflowError, match=r"^r.rs:2:1: the datalog! raw string is never closed"):
+        find_datalog('\ndatalog!(r#"a(x) :- b(x)\n', "r.rs")
+
+
+def test_a_closure_used_as_a_value():
+    assert refused(".input f `repeat_iter([(|x| x + 1,),])`") == [
+        "r.rs:3:21: .input f: a Rust closure used as a value has no Datalog counterpart"]
+
+
+def test_an_input_that_needs_host_code():
+    (line,) = refused("a(x) :- b(x)\n.input f `source_iter(ids) -> filter(|x| *x > 3)`")
+    assert line.startswith("r.rs:4:10: .input f needs host code: `filter(|x| *x > 3)`")
+
+
+def test_a_value_the_host_computes():
+    (line,) = refused(".input n `repeat_iter([(peers.len(),),])`")
+    assert line.startswith("r.rs:3:21: .input n: 'peers.len()' is not a literal Datalog can hold")
+
+
+def test_index_has_no_counterpart():
+    assert refused("h(x, index()) :- a(x)") == ["r.rs:3:17: index() numbers rows in arrival order and has no Dedalus counterpart"]
+
+
+def test_a_location_on_a_local_rule():
+    assert refused("h@x(y) :- a(x, y)") == ["r.rs:3:14: a location on the head of a `:-` rule: only `:~` rules send to another node"]
+
+
+def test_every_problem_is_reported_in_order():
+    lines = refused("h(x, index()) :- a(x)\n.input n `foo()`\nh@x(y) :+ a(x, y)")
+    assert [line.split(": ")[0] for line in lines] == ["r.rs:3:17", "r.rs:4:10", "r.rs:5:3"]
+
+
+# ---------------------------------------------------------------- the CLI
+
+def test_cli_imports_and_the_program_checks(tmp_path, capsys):
+    out = str(tmp_path / "voting.ded")
+    argv = ["import", "hydroflow"] + [f"{role}={path}" for role, path in roles_of("voting")] + ["--out", out]
+    assert exit_code(argv) == 0
+    assert capsys.readouterr().out == f"wrote {out} (2 component(s))\n"
+    assert exit_code(["check", out, os.path.join(HYDROFLOW, "voting", "facts.ded")]) == 0
+
+
+def test_cli_refuses_in_one_located_line(tmp_path, capsys):
+    rust = tmp_path / "bad.rs"
+    rust.write_text('datalog!(r#"\n.input f `repeat_iter([(|x| x,),])`\n"#)\n', encoding="utf-8")
+    out = tmp_path / "out.ded"
+    assert exit_code(["import", "hydroflow", f"bad={rust}", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"{rust}:2:10: .input f: a Rust closure used as a value has no Datalog counterpart\n"
+    assert not out.exists()
+
+
+def test_cli_refuses_a_role_without_a_file(capsys):
+    assert exit_code(["import", "hydroflow", "leader", "--out", "x.ded"]) == 2
+    assert "expected ROLE=FILE.rs, not 'leader'" in capsys.readouterr().err
