@@ -75,6 +75,13 @@ def reference(program, ticks: int, network: Network | None, edb: dict, relation:
     return Traffic(dict(messages), {t: len(trace.relation(relation, t)) for t in at})
 
 
+def client_nodes(program, edb: dict) -> set:
+    """The nodes of the clients: the first column of the `edb` rows that
+    `client_rows` gives, and of the program's own facts of those relations."""
+    nodes = {spark_string(row[0]) for rows in edb.values() for row in rows}
+    return nodes | {spark_string(f.row[0]) for f in program.facts if f.atom.name in edb}
+
+
 def measure(program, clients: int, network: Network | None = None, ticks: int = 100,
             simulate=reference) -> Measurement:
     """Run `program` with `clients` closed-loop clients under `network` for
@@ -84,8 +91,7 @@ def measure(program, clients: int, network: Network | None = None, ticks: int = 
     edb = client_rows(program, clients)
     start = ticks // 2
     traffic = simulate(program, ticks, network, edb, COMMITTED, (start, ticks))
-    outside = {spark_string(row[0]) for rows in edb.values() for row in rows}
-    outside |= {spark_string(f.row[0]) for f in program.facts if f.atom.name in edb}
+    outside = client_nodes(program, edb)
     senders = {r.head.name: r.component for r in program.rules_of("async")}
     count, nodes, components = Counter(), set(), {}
     # in the order derived: a node's component is that of the first message it sends
