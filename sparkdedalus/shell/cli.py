@@ -11,6 +11,7 @@
     sparkdedalus faults FILE... --nodes A,B --eot N --eff N [--crashes N] [--sample N] [--engine E] [--store PATH]
     sparkdedalus why FILE... --ticks N 'rel(args)@T' [--network SPEC] [--seed S] [--format text|json|html] [--out FILE]
     sparkdedalus import hydroflow ROLE=FILE.rs... --out PROGRAM.ded [--nodes ROLE=A,B]
+    sparkdedalus export hydroflow PROGRAM.ded... --out-dir DIR
 
 Exit codes: 0 success, 1 program or data errors (and internal errors), 2 usage
 errors. No traceback unless --debug.

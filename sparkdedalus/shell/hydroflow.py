@@ -1,5 +1,5 @@
 """`sparkdedalus import hydroflow ROLE=FILE.rs... --out PROGRAM.ded [--nodes ROLE=A,B]`
-(docs/hydroflow.md).
+and `sparkdedalus export hydroflow PROGRAM.ded... --out-dir DIR` (docs/hydroflow.md).
 
 What cannot be translated is one `FILE.rs:line:col: ...` line per problem, exit 2.
 """
@@ -13,7 +13,7 @@ from sparkdedalus.errors import UsageError
 
 
 def add_parser(commands) -> None:
-    for verb, help_text in (("import", "read another tool's programs"),):
+    for verb, help_text in (("import", "read another tool's programs"), ("export", "write a program for another tool")):
         parser = commands.add_parser(verb, help=help_text)
         formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
         hydroflow = formats.add_parser("hydroflow", help="Hydroflow's datalog! dialect, one Rust file per role")
@@ -57,4 +57,18 @@ def handle_import(args) -> int:
     with open(args.out, "w", encoding="utf-8") as handle:
         handle.write(text)
     print(f"wrote {args.out} ({len(roles)} component(s))")
+    return 0
+
+
+def handle_export(args) -> int:
+    from sparkdedalus.hydroflow import HydroflowError
+    from sparkdedalus.hydroflow.export import export_files
+    try:
+        written = export_files(args.files, args.out_dir)
+    except HydroflowError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {os.path.normpath(path)}")
     return 0
