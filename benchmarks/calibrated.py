@@ -2,13 +2,14 @@
 """The calibrated throughput model's predictions beside the artifact's measurements
 (issue 49, item 8; docs/protocols.md, "The calibrated model").
 
-    .venv/bin/python benchmarks/calibrated.py [--ticks 600] [--format markdown|json]
+    .venv/bin/python benchmarks/calibrated.py [--clients 8] [--ticks 300] [--format markdown|json]
 
 Fits `sparkdedalus.throughput.calibrated` on the three base protocols' measured
 throughputs (seed 000: voting 100,000, 2PC 30,000, Paxos 50,000 commands/s) and
 predicts every variant of the artifact's table (base and scalable on 1, 3 and 5
 partitions, the programs of benchmarks/protocols.py), each node's work per command
-read from a run of `--ticks` ticks with one client. Prints the coefficients, then
+read from a run of `--ticks` ticks with `--clients` clients (and which relations are
+broadcasts, from a run with one). Prints the coefficients, then
 one row per variant: predicted and measured commands/s and ratios, the error, the
 bottleneck node and its work.
 """
@@ -33,13 +34,13 @@ from sparkdedalus.throughput.calibrated import MEASURED, bottleneck, calibrate, 
 NAMES = {"voting": "voting", "2pc": "2PC", "paxos": "Paxos"}
 
 
-def rows(ticks: int) -> tuple:
+def rows(clients: int, ticks: int) -> tuple:
     """(the coefficients, one dict per variant of `MEASURED`)."""
-    works = {p: work(base(p), ticks) for p in dict.fromkeys(m.protocol for m in MEASURED)}
+    works = {p: work(base(p), clients, ticks) for p in dict.fromkeys(m.protocol for m in MEASURED)}
     c = calibrate(works)
     out, bases = [], {}
     for m in MEASURED:
-        w = works[m.protocol] if m.base else work(scalable(m.protocol, m.partitions)[0], ticks)
+        w = works[m.protocol] if m.base else work(scalable(m.protocol, m.partitions)[0], clients, ticks)
         predicted = predict(w, c)
         if m.base:
             bases[m.protocol] = (predicted, m.throughput)
@@ -68,12 +69,13 @@ def markdown(c, table) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ticks", type=int, default=600, help="ticks of each one-client run (default 600)")
+    parser.add_argument("--clients", type=int, default=8, help="closed-loop clients of each run (default 8)")
+    parser.add_argument("--ticks", type=int, default=300, help="ticks of each run (default 300)")
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     args = parser.parse_args(argv)
-    if args.ticks < 4:
-        parser.error("--ticks needs at least 4")
-    c, table = rows(args.ticks)
+    if args.ticks < 4 or args.clients < 1:
+        parser.error("--ticks needs at least 4 and --clients at least 1")
+    c, table = rows(args.clients, args.ticks)
     if args.format == "json":
         sys.stdout.write(json.dumps({"coefficients": asdict(c), "rows": table}) + "\n")
     else:

@@ -27,8 +27,8 @@ PROGRAMS = Path(__file__).resolve().parent.parent / "benchmarks" / "programs"
 BASES = {"voting": "voting_closed.ded", "2pc": "two_phase_commit_closed.ded", "paxos": "paxos_closed.ded"}
 
 
-def base_works(ticks=120):
-    return {p: work(Program.from_files(str(PROGRAMS / f)), ticks) for p, f in BASES.items()}
+def base_works(clients=4, ticks=120):
+    return {p: work(Program.from_files(str(PROGRAMS / f)), clients, ticks) for p, f in BASES.items()}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def works():
 
 def test_a_two_participant_leaders_work_and_cost_are_the_hand_derived_ones():
     text = (PROGRAMS / "voting_closed.ded").read_text().replace('participant("leader", "p3");', "")
-    w = work(Program.parse(text), ticks=80)
+    w = work(Program.parse(text), clients=4, ticks=80)
     assert w == {"leader": Work(3.0, 3.0, 2.0, 1.0), "p1": Work(1.0, 1.0, 0.0, 0.0), "p2": Work(1.0, 1.0, 0.0, 0.0)}
     c = Coefficients(received=1.0, sent=0.5, fanout=0.25, commands=2.0)
     assert cost(w, c) == {"leader": 7.0, "p1": 1.5, "p2": 1.5}
@@ -91,7 +91,7 @@ def test_on_the_artifacts_bases_no_non_negative_coefficients_come_closer(works):
 
 def test_the_table_predicts_every_variant_of_the_artifacts_table_from_the_bases_alone():
     from test_benchmarks_smoke import benchmark_module
-    coefficients, table = benchmark_module("calibrated").rows(ticks=120)
+    coefficients, table = benchmark_module("calibrated").rows(clients=4, ticks=120)
     assert [(r["protocol"], r["partitions"]) for r in table] == \
         [(m.protocol, m.partitions) for m in calibrated.MEASURED]  # 3 bases, 9 rewritten variants
     assert [r["fitted"] for r in table] == [m.base for m in calibrated.MEASURED]

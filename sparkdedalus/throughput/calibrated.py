@@ -3,10 +3,10 @@ base throughputs (docs/protocols.md, "The calibrated model").
 
 The capacity model prices every message at one unit. Here a node's work per
 command has four terms (`TERMS`), read from a simulated run's traffic
-(`sparkdedalus.traffic`) with one closed-loop client, so that the messages of a
-tick belong to one command: the messages it takes in, the messages it sends,
-the messages it sends as part of a broadcast (one relation from one node in one
-tick to two or more destinations: the fan-out beyond a plain send), and the
+(`sparkdedalus.traffic`) with closed-loop clients: the messages it takes in,
+the messages it sends, the messages it sends as part of a broadcast (of a
+relation that one node sends to two or more destinations for one command, as
+a run with one client shows: the fan-out beyond a plain send), and the
 commands it takes from the clients. Its cost is the dot product with the
 coefficients; the slowest node sets the throughput, 10^6 / its cost commands/s.
 `fit` finds the coefficients, none negative, that match the measured base
@@ -76,11 +76,24 @@ MEASURED = tuple(m for p in BASE for m in (
     *(Measured(p, k, BASE[p] * r) for k, r in zip(PARTITIONS, RATIOS[p]))))
 
 
-def work(program, ticks: int = 600, simulate=reference) -> dict:
-    """node -> `Work` per command, from `program` run by `simulate` with one
-    closed-loop client for `ticks` ticks, over the window (ticks/2, ticks]
-    (messages by the tick they left and the tick they were taken in)."""
-    edb = client_rows(program, 1)
+def broadcasts(program, ticks: int = 60, simulate=reference) -> set:
+    """The relations some node sends to two or more destinations for one
+    command: from a run with one client, whose messages of one relation
+    leaving one node in one tick are then one command's."""
+    traffic = simulate(program, ticks, None, client_rows(program, 1), COMMITTED, ())
+    groups = defaultdict(set)  # (relation, sender, tick left) -> destinations
+    for (relation, src, dst, _, left, _) in traffic.messages:
+        groups[relation, src, left].add(dst)
+    return {relation for (relation, _, _), destinations in groups.items() if len(destinations) > 1}
+
+
+def work(program, clients: int = 8, ticks: int = 300, simulate=reference) -> dict:
+    """node -> `Work` per command, from `program` run by `simulate` with
+    `clients` closed-loop clients for `ticks` ticks, over the window
+    (ticks/2, ticks] (messages by the tick they left and the tick they were
+    taken in); a message of a relation of `broadcasts` counts as fan-out."""
+    fanned = broadcasts(program, simulate=simulate)
+    edb = client_rows(program, clients)
     start = ticks // 2
     traffic = simulate(program, ticks, None, edb, COMMITTED, (start, ticks))
     done = traffic.sizes[ticks] - traffic.sizes[start]
@@ -88,19 +101,14 @@ def work(program, ticks: int = 600, simulate=reference) -> dict:
         raise ValueError(f"no command answered in ticks {start + 1}..{ticks}")
     outside = client_nodes(program, edb)
     inside = (lambda tick: tick is not None and start < tick <= ticks)
-    received, sent, commands = Counter(), Counter(), Counter()
-    groups = defaultdict(Counter)  # (relation, sender, tick left) -> destination -> messages
+    received, sent, fanout, commands = Counter(), Counter(), Counter(), Counter()
     for (relation, src, dst, _, left, taken), n in traffic.messages.items():
         if inside(left):
             sent[src] += n
-            groups[relation, src, left][dst] += n
+            fanout[src] += n if relation in fanned else 0
         if inside(taken):
             received[dst] += n
             commands[dst] += n if src in outside else 0
-    fanout = Counter()
-    for (_, src, _), destinations in groups.items():
-        if len(destinations) > 1:
-            fanout[src] += sum(destinations.values())
     nodes = sorted((set(received) | set(sent)) - outside)
     return {n: Work(received[n] / done, sent[n] / done, fanout[n] / done, commands[n] / done) for n in nodes}
 
