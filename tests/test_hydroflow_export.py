@@ -114,3 +114,8 @@ def test_cli_exports_and_refuses(tmp_path, capsys):
     bad.write_text("component a { h(L, X) :- p(L, X)@2; }\n", encoding="utf-8")
     assert exit_code(["export", "hydroflow", str(bad), "--out-dir", str(tmp_path / "x")]) == 2
     assert capsys.readouterr().err == f"{bad}:1:26: a time-qualified atom has no Hydroflow counterpart\n"
+
+
+def test_a_library_function():
+    (line,) = refused("component a { h(L, H) :- p(L, X), hash(X, H); }")
+    assert line.startswith("p.ded:1:35: hash is a library function, which Hydroflow's dialect has not")

@@ -30,6 +30,7 @@ from sparkdedalus.hydroflow.errors import HydroflowError
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 from sparkdedalus.syntax.printer import format_expr
+from udfs.registry import FUNCTIONS
 
 _KIND = {"now": ":-", "next": ":+", "async": ":~"}
 _NULL = "`null::<()>()`"
@@ -194,6 +195,10 @@ def _rule(rule: ast.Rule) -> str:
 
 
 def _location_var(rule: ast.Rule) -> ast.Var:
+    for atom in _body_atoms(rule):
+        if atom.name in FUNCTIONS:
+            raise HydroflowError([f"{atom.pos}: {atom.name} is a library function, which Hydroflow's dialect has not "
+                                  f"(a partitioning's address arithmetic uses them: export before partitioning)"])
     locations = {a.args[0] for a in _body_atoms(rule) if a.args}
     for atom in _body_atoms(rule):
         if atom.time is not None:
