@@ -184,7 +184,7 @@ def test_cli_refuses_in_one_located_line(tmp_path, capsys):
 
 def test_cli_refuses_a_role_without_a_file(capsys):
     assert exit_code(["import", "hydroflow", "leader", "--out", "x.ded"]) == 2
-    assert "expected ROLE=FILE.rs, not 'leader'" in capsys.readouterr().err
+    assert "expected KEY=VALUE, got 'leader'" in capsys.readouterr().err
 
 
 #: a relation each protocol keeps, to compare at the last tick
@@ -204,3 +204,9 @@ def test_the_spark_engine_runs_an_import_as_the_hand_translation(name, tmp_path)
     hand = Program.from_files(os.path.join(HYDROFLOW, name, "hand.ded"), facts)
     want = facts_json(ticks, {KEPT[name]: run(hand, ticks).relation(KEPT[name], ticks)})
     assert json.loads(done.stdout) == want and want["relations"][KEPT[name]]
+
+
+def test_cli_refuses_nodes_of_a_role_not_imported(capsys):
+    argv = ["import", "hydroflow"] + [f"{role}={path}" for role, path in roles_of("voting")]
+    assert exit_code(argv + ["--out", "x.ded", "--nodes", "replica=r1"]) == 2
+    assert capsys.readouterr().err == "sparkdedalus: error: --nodes names a role that is not imported: replica\n"

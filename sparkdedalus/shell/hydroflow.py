@@ -10,6 +10,7 @@ import os
 import sys
 
 from sparkdedalus.errors import UsageError
+from sparkdedalus.shell.options import key_value, writable, write_text
 
 
 def add_parser(commands) -> None:
@@ -18,9 +19,9 @@ def add_parser(commands) -> None:
         formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
         hydroflow = formats.add_parser("hydroflow", help="Hydroflow's datalog! dialect, one Rust file per role")
         if verb == "import":
-            hydroflow.add_argument("roles", nargs="+", metavar="ROLE=FILE.rs")
-            hydroflow.add_argument("--out", required=True, metavar="PROGRAM.ded")
-            hydroflow.add_argument("--nodes", action="append", default=[], metavar="ROLE=A,B",
+            hydroflow.add_argument("roles", nargs="+", type=key_value, metavar="ROLE=FILE.rs")
+            hydroflow.add_argument("--out", required=True, type=writable, metavar="PROGRAM.ded")
+            hydroflow.add_argument("--nodes", action="append", type=key_value, default=[], metavar="ROLE=A,B",
                                    help="the nodes of a role (default: one node named after the role)")
             hydroflow.set_defaults(handler=handle_import)
         else:
@@ -29,33 +30,20 @@ def add_parser(commands) -> None:
             hydroflow.set_defaults(handler=handle_export)
 
 
-def _pairs(values: list[str], what: str) -> list[tuple[str, str]]:
-    pairs = []
-    for value in values:
-        key, sep, rest = value.partition("=")
-        if not sep or not key or not rest:
-            raise UsageError(f"expected {what}, not {value!r}")
-        pairs.append((key, rest))
-    return pairs
-
-
 def handle_import(args) -> int:
     from sparkdedalus.hydroflow import HydroflowError, import_text
     from sparkdedalus.program import Program
-    roles = _pairs(args.roles, "ROLE=FILE.rs")
-    nodes = {role: names.split(",") for role, names in _pairs(args.nodes, "ROLE=A,B")}
+    roles = args.roles
+    nodes = {role: names.split(",") for role, names in args.nodes}
     unknown = sorted(set(nodes) - {role for role, _ in roles})
     if unknown:
         raise UsageError(f"--nodes names a role that is not imported: {unknown[0]}")
     try:
         text = import_text(roles, nodes)
     except HydroflowError as exc:
-        for line in exc.lines:
-            print(line, file=sys.stderr)
-        return 2
+        return _refused(exc)
     Program.parse(text, args.out)  # a translation that does not check is a bug: say so now
-    with open(args.out, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    write_text(args.out, text)
     print(f"wrote {args.out} ({len(roles)} component(s))")
     return 0
 
@@ -66,9 +54,14 @@ def handle_export(args) -> int:
     try:
         written = export_files(args.files, args.out_dir)
     except HydroflowError as exc:
-        for line in exc.lines:
-            print(line, file=sys.stderr)
-        return 2
+        return _refused(exc)
     for path in written:
         print(f"wrote {os.path.normpath(path)}")
     return 0
+
+
+def _refused(exc) -> int:
+    """Every located line of a `HydroflowError`, exit 2."""
+    for line in exc.lines:
+        print(line, file=sys.stderr)
+    return 2
