@@ -37,3 +37,13 @@ def spark():
     session.conf.set(SETTING, "spark")
     yield session
     session.stop()
+
+
+@pytest.fixture(params=("driver", "spark"))
+def placed(spark, request):
+    """The shared session, its runs placed in the driver (DuckDB) or on Spark
+    (`spark.sparkdedalus.placement`), the session's own setting back after."""
+    from engine_helpers import placement
+
+    with placement(spark, request.param):
+        yield spark

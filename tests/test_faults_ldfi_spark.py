@@ -1,8 +1,9 @@
 """LDFI on the Spark engine (sparkdedalus/spark/ldfi.py): its verdicts against
 the reference's LDFI and the reference evaluator (a counterexample it reports
 breaks the invariant when the reference runs its scenario), the candidates of
-a round in one batched fault run, and the CLI. Each Spark run costs seconds:
-the spaces are small, the larger ones under `slow`."""
+a round in one batched fault run, and the CLI, with the runs placed in the
+driver and on Spark (`placed`). Each Spark run costs seconds: the spaces are
+small, the larger ones under `slow`."""
 
 import json
 import os
@@ -56,12 +57,12 @@ def counted(monkeypatch) -> dict:
     return calls
 
 
-def test_a_broken_broadcast_runs_its_round_of_candidates_in_one_batched_run(spark, monkeypatch):
+def test_a_broken_broadcast_runs_its_round_of_candidates_in_one_batched_run(placed, monkeypatch):
     # simple_log.ded: a sends once to b and c. The good run's lineage: post(b) rests on a>b@1, post(c) on
     # a>c@1, so the candidates are {a>b@1} and {a>c@1}, both counterexamples: one batched run of the two,
     # which stops the search; only the good run ran with provenance.
     calls = counted(monkeypatch)
-    checked = agree(spark, "simple_log.ded", ("a", "b", "c"), 4, 2)
+    checked = agree(placed, "simple_log.ded", ("a", "b", "c"), 4, 2)
     assert calls["batched"] == [[Scenario((("a", "b", 1),)), Scenario((("a", "c", 1),))]]
     assert calls["provenance"] == ["delay=fixed,seed=0"]
     assert checked.executions == 3
@@ -69,11 +70,11 @@ def test_a_broken_broadcast_runs_its_round_of_candidates_in_one_batched_run(spar
         {"omissions": [["a", "b", 1]], "crashes": [], "missing": [["b", "hi"]]}]
 
 
-def test_a_correct_broadcast_has_no_counterexample_in_one_execution(spark, monkeypatch):
+def test_a_correct_broadcast_has_no_counterexample_in_one_execution(placed, monkeypatch):
     # retry_broadcast.ded re-sends every tick: with EFF 2 the copies of ticks 2 and 3 cannot be lost,
     # so the good run's lineage leaves no candidate
     calls = counted(monkeypatch)
-    checked = agree(spark, "retry_broadcast.ded", ("a", "b", "c"), 4, 2)
+    checked = agree(placed, "retry_broadcast.ded", ("a", "b", "c"), 4, 2)
     assert (checked.counterexamples, checked.executions, checked.scenarios) == ([], 1, 64)
     assert calls == {"batched": [], "provenance": ["delay=fixed,seed=0"]}
 
@@ -89,10 +90,10 @@ pre(M) :- wait(M), notin p(M);
 post(M) :- p(M);'''
 
 
-def test_a_counterexample_only_a_blocked_rule_instance_shows(spark, monkeypatch):
+def test_a_counterexample_only_a_blocked_rule_instance_shows(placed, monkeypatch):
     program = Program.parse(TIMEOUT)
     calls = counted(monkeypatch)
-    checked = Engine(spark).faults(program, ("a", "b"), 2, 2, search="ldfi")
+    checked = Engine(placed).faults(program, ("a", "b"), 2, 2, search="ldfi")
     assert [c.to_json() for c in checked.counterexamples] == [
         {"omissions": [["a", "b", 1]], "crashes": [], "missing": [["b"]]}]
     assert broken(program, 2, "omit=a>b@1") == {("b",)}
@@ -108,8 +109,8 @@ def test_a_counterexample_only_a_blocked_rule_instance_shows(spark, monkeypatch)
     ("ack_broadcast.ded", ("a", "b", "c"), 5, 3, 0, 3),  # correct: each candidate's run shows the copy of tick 3
     ("two_phase_commit.ded", ("coord", "p1", "p2", "p3"), 5, 0, 1, None),  # broken by a crash of coord
 ])
-def test_spark_ldfi_agrees_with_the_reference_on_the_examples(spark, name, nodes, eot, eff, crashes, executions):
-    checked = agree(spark, name, nodes, eot, eff, crashes)
+def test_spark_ldfi_agrees_with_the_reference_on_the_examples(placed, name, nodes, eot, eff, crashes, executions):
+    checked = agree(placed, name, nodes, eot, eff, crashes)
     if executions is not None:
         assert checked.executions == executions
 
@@ -137,3 +138,17 @@ def test_cli_auto_searches_a_space_beyond_auto_enumerate_with_ldfi_on_spark(spar
     assert lines[1:] == ['  1. omit=a>b@1: missing post("b", "hi")',
                          f"replay the first: sparkdedalus run {argv[1]} --ticks 5 --engine reference "
                          "--relations pre,post --format table --network 'omit=a>b@1'"]
+
+
+def test_ldfi_in_the_driver_costs_no_spark_job(spark):
+    """Every run of the search (the good run with provenance, the batched round,
+    the rule instances) in the driver: no Spark job, the reference's verdict."""
+    from engine_helpers import placement
+    from test_provenance_spark import jobs
+
+    program, found = example("simple_log.ded"), []
+    with placement(spark, "driver"):
+        assert jobs(spark, lambda: found.append(Engine(spark).faults(program, ("a", "b", "c"), 4, 2,
+                                                                     search="ldfi"))) == 0
+    reference = reference_faults(program, nodes=("a", "b", "c"), eot=4, eff=2, search="ldfi")
+    assert found[0].counterexamples == reference.counterexamples != []

@@ -168,13 +168,6 @@ def check_against_reference(spark, text: str, nodes, eot: int, eff: int, crashes
     return checked
 
 
-@pytest.fixture(params=("driver", "spark"))
-def placed(spark, request):
-    """The shared session, its fault runs placed in the driver or on Spark."""
-    with placement(spark, request.param):
-        yield spark
-
-
 def test_broadcast_without_retry_has_counterexamples(placed):
     found = check_against_reference(placed, BROADCAST, ("a", "b", "c"), eot=4, eff=2, crashes=1,
                                     sample=60).counterexamples

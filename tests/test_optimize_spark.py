@@ -32,7 +32,7 @@ SERVER = ('component client { .persist committed\n'
           'client("c1", "s", 1);\n')
 
 
-def test_the_traffic_and_the_measurement_are_the_reference_s_under_a_capacity(spark):
+def test_the_traffic_and_the_measurement_are_the_reference_s_under_a_capacity(placed):
     """Capacity 1, clients c1 and c2, 10 ticks. Both requests reach s at tick 2;
     it takes one in (c2's, first in the inbox's order), derives its answer, and
     has no room left to send it: it leaves at 3, when s takes nothing in (its
@@ -44,7 +44,7 @@ def test_the_traffic_and_the_measurement_are_the_reference_s_under_a_capacity(sp
     simulated = []
 
     def recording(*args):
-        simulated.append(Simulator(spark)(*args))
+        simulated.append(Simulator(placed)(*args))
         return simulated[-1]
 
     m = measure(program, 2, network, 10, recording)
@@ -59,22 +59,22 @@ def test_the_traffic_and_the_measurement_are_the_reference_s_under_a_capacity(sp
 
 
 @pytest.mark.slow
-def test_voting_measures_as_on_the_reference(spark):
+def test_voting_measures_as_on_the_reference(placed):
     """The closed-loop voting program, 3 clients, capacity 2: the leader's
     queues fill (8 messages a command at 2 a tick)."""
     program, network = Program.from_files(str(PROGRAMS / "voting_closed.ded")), Network(capacity=2)
     edb = client_rows(program, 3)
-    assert Simulator(spark)(program, 16, network, edb, COMMITTED, (8, 16)) == \
+    assert Simulator(placed)(program, 16, network, edb, COMMITTED, (8, 16)) == \
         reference(program, 16, network, edb, COMMITTED, (8, 16))
 
 
 @pytest.mark.slow
-def test_on_spark_the_plan_is_the_reference_s_and_beats_a_poor_one(spark):
+def test_on_spark_the_plan_is_the_reference_s_and_beats_a_poor_one(placed):
     """Voting, capacity 2, up to 4 clients, 16 ticks, 7 machines: the poor plan
     partitions the participants (2 messages a command each, against the
     leader's 8)."""
     program, network = Program.from_files(str(PROGRAMS / "voting_closed.ded")), Network(capacity=2)
-    simulate = Simulator(spark)
+    simulate = Simulator(placed)
     poor, _ = apply_plan(program, (Step("partition", "participant", partitions=2),), ("leader", "participant"))
     poor_throughput = measure(poor, 4, network, 16, simulate).throughput
     result = optimize(program, budget=7, clients=4, network=network, ticks=16, simulate=simulate)
@@ -110,7 +110,7 @@ def test_the_command_on_spark_finds_the_reference_s_plan(spark, capsys):
                "--ticks", "16"]
     on_spark = _json(spark, capsys, *options, "--engine", "spark")
     assert on_spark == _json(None, capsys, *options, "--engine", "reference")
-    assert on_spark["rewrites"][:1] == ["--decouple leader:votes,nvotes,complete,result,replied:leader_2"]
+    assert on_spark["rewrites"][:1] == ["--decouple leader:votes,nvotes,complete,result,replied:vote_collectors"]
 
 
 @pytest.mark.parametrize("args, message", [

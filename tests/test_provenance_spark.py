@@ -19,7 +19,9 @@ import uuid
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from engine_helpers import PLACEMENTS, placement
 from frontend_helpers import exit_code
 from program_generator import SETTINGS, SMALL, networks, programs
 from reference_helpers import EXAMPLES
@@ -57,12 +59,15 @@ def normalised(program, records) -> set:
     return out
 
 
-def spark_records(frame) -> set:
-    """The rows of `run.provenance` as the tuples of `normalised`."""
-    return {(r.relation, tuple(r.row), r.tick, r.kind, r.rule, r.pos,
-             tuple((b.relation, tuple(b.row), b.tick) for b in r.body),
-             tuple((a.relation, tuple(a.pattern), a.tick) for a in r.absent),
-             None if r.message is None else tuple(r.message)) for r in frame.collect()}
+def spark_records(rows) -> set:
+    """Rows of `run.provenance` (Spark Rows, or a driver frame's dicts: fields
+    read by name) as the tuples of `normalised`."""
+    return {(r["relation"], tuple(r["row"]), r["tick"], r["kind"], r["rule"], r["pos"],
+             tuple((b["relation"], tuple(b["row"]), b["tick"]) for b in r["body"]),
+             tuple((a["relation"], tuple(a["pattern"]), a["tick"]) for a in r["absent"]),
+             None if r["message"] is None else tuple(r["message"][k] for k in ("sender", "send_tick", "receiver",
+                                                                               "arrival")))
+            for r in rows}
 
 
 def differences(expected: set, actual: set) -> list:
@@ -76,7 +81,7 @@ def both(spark, program, ticks: int, network=None, **options) -> tuple[set, set]
     inputs_dir, gc, as both engines take them)."""
     trace = reference_run(program, ticks=ticks, network=network, provenance=True, **options)
     run = Engine(spark).run(program, ticks=ticks, network=network, provenance=True, **options)
-    return normalised(program, trace.provenance.records(ticks)), spark_records(run.provenance)
+    return normalised(program, trace.provenance.records(ticks)), spark_records(run.derivation_rows())
 
 
 def assert_agree(spark, program, ticks: int, network=None, **options) -> set:
@@ -85,24 +90,32 @@ def assert_agree(spark, program, ticks: int, network=None, **options) -> set:
     return actual
 
 
+@pytest.fixture(params=PLACEMENTS)
+def placed(spark, request):
+    """conftest's, and alternating (the derivations computed in the driver only
+    when every tick ran there: here they move to Spark)."""
+    with placement(spark, request.param):
+        yield spark
+
+
 # ------------------------------------------------------------ hand-derived lineages
 
-def test_the_reference_doctest_program(spark):
+def test_the_reference_doctest_program(placed):
     # q("a", 1) is written at tick 1 (line 1); at tick 1 the @next rule (line 2) binds
     # L="a", X=1 and finds no r("a"): p("a", 1) holds at 2, by that binding. Nothing
     # else holds at ticks 1..2 (q is not persisted; p derives nothing at tick 2 for 3).
-    actual = assert_agree(spark, Program.parse(DOCTEST), ticks=2)
+    actual = assert_agree(placed, Program.parse(DOCTEST), ticks=2)
     assert actual == {
         ("q", ("a", "1"), 1, "fact", None, "<string>:1", (), (), None),
         ("p", ("a", "1"), 2, "next", 0, "<string>:2", (("q", ("a", "1"), 1),), (("r", ("a",), 1),), None),
     }
 
 
-def test_broadcast_as_docs_provenance_md_derives_it(spark):
+def test_broadcast_as_docs_provenance_md_derives_it(placed):
     # docs/provenance.md: log("c", "yo")@3 is the message "b" sends at tick 2 by the
     # @async rule (line 27), from bcast("b", "yo")@2 (fact, line 37) and node("b", "c")@2,
     # which the persistence rule (line 25) carries from node("b", "c")@1 (fact, line 34).
-    actual = assert_agree(spark, Program.from_files(BROADCAST), ticks=3)
+    actual = assert_agree(placed, Program.from_files(BROADCAST), ticks=3)
     rule = f"{BROADCAST}:"
     log = [r for r in actual if r[:3] == ("log", ("c", "yo"), 3)]
     assert log == [("log", ("c", "yo"), 3, "message", 2, rule + "27",
@@ -113,23 +126,23 @@ def test_broadcast_as_docs_provenance_md_derives_it(spark):
     assert ("bcast", ("b", "yo"), 2, "fact", None, rule + "37", (), (), None) in actual
 
 
-def test_a_lost_message_derives_nothing(spark):
+def test_a_lost_message_derives_nothing(placed):
     # docs/provenance.md: with a>c omitted at tick 1, log("c", "hi") never reaches c:
     # no record of it at any tick, while log("b", "hi")@2 still comes as a message.
     network = Network.parse("omit=a>c@1")
-    actual = assert_agree(spark, Program.from_files(BROADCAST), ticks=3, network=network)
+    actual = assert_agree(placed, Program.from_files(BROADCAST), ticks=3, network=network)
     assert not [r for r in actual if r[:2] == ("log", ("c", "hi"))]
     assert [r[3] for r in actual if r[:3] == ("log", ("b", "hi"), 2)] == ["message"]
 
 
-def test_an_aggregate_has_one_derivation_whose_body_is_its_group(spark):
+def test_an_aggregate_has_one_derivation_whose_body_is_its_group(placed):
     # n = count<X> over v("a", 1), v("a", 2): one derivation of n("a", 2), its body both
     # facts. m is a min lattice (docs/language.md, section 9): its candidates 5 and 1
     # (line 4) and 1 + 1 (line 5, from the best row) leave m("a", 1); each rule's
     # bindings on that final state are recorded, those of rows that do not hold too.
     program = Program.parse('v("a", 1); v("a", 2);\nn(L, count<X>) :- v(L, X);\nw("a", 5); w("a", 1);\n'
                             'm(L, X) :- w(L, X);\nm(L, min<D>) :- m(L, D1), D == D1 + 1;')
-    actual = assert_agree(spark, program, ticks=1)
+    actual = assert_agree(placed, program, ticks=1)
     assert {r for r in actual if r[0] == "n"} == {
         ("n", ("a", "2"), 1, "rule", 0, "<string>:2", (("v", ("a", "1"), 1), ("v", ("a", "2"), 1)), (), None)}
     assert {r for r in actual if r[0] == "m"} == {
@@ -138,14 +151,14 @@ def test_an_aggregate_has_one_derivation_whose_body_is_its_group(spark):
         ("m", ("a", "2"), 1, "rule", 2, "<string>:5", (("m", ("a", "1"), 1),), (), None)}
 
 
-def test_inputs_and_crashes_are_leaves(spark, tmp_path):
+def test_inputs_and_crashes_are_leaves(placed, tmp_path):
     # r's rows: one from edb= at every tick, one from an .input row stamped at tick 2; a
     # crash of n2 at tick 2 gives crash("n1", "n2", 2) at every tick (the failure model).
     (tmp_path / "r.csv").write_text("a,b,tick\nn1,x,2\n")
     program = Program.parse('.decl r(a: string, b: string)\n.input r from "r.csv";\n'
                             '.decl e(a: string, b: string)\n'
                             'p(L, B) :- r(L, B), notin crash(L, _, _);\nq(L, N) :- crash(L, N, T), e(L, _);')
-    actual = assert_agree(spark, program, ticks=2, network=Network.parse("crash=n2@2"),
+    actual = assert_agree(placed, program, ticks=2, network=Network.parse("crash=n2@2"),
                           edb={"e": [("n1", "y")]}, inputs_dir=str(tmp_path))
     leaves = {(r[0], r[1], r[2], r[3]) for r in actual if r[3] in ("input", "crash")}
     assert {("e", ("n1", "y"), 1, "input"), ("e", ("n1", "y"), 2, "input"), ("r", ("n1", "x"), 2, "input")} <= leaves
@@ -170,17 +183,17 @@ def test_the_comparison_says_no(spark):
 DELAYS = Network.parse("delay=uniform(1,3),seed=5")
 
 
-def test_an_example_with_aggregates_negation_and_delayed_messages(spark):
-    assert_agree(spark, Program.from_files(os.path.join(EXAMPLES, "voting.ded")), 3, DELAYS)
+def test_an_example_with_aggregates_negation_and_delayed_messages(placed):
+    assert_agree(placed, Program.from_files(os.path.join(EXAMPLES, "voting.ded")), 3, DELAYS)
 
 
-def test_an_example_with_gc(spark):
+def test_an_example_with_gc(placed):
     # with these delays GC collects a `statement` fact at tick 3 (the reference's
     # stats say so): its persistence rule gives it no derivation at tick 4
     program = Program.from_files(os.path.join(EXAMPLES, "nonconfluent.ded"))
     assert [s["collected_rows"] for s in reference_run(program, ticks=4, network=DELAYS, gc=True).stats] \
         == [0, 0, 1, 0]
-    assert_agree(spark, program, 4, DELAYS, gc=True)
+    assert_agree(placed, program, 4, DELAYS, gc=True)
 
 
 @pytest.mark.slow
@@ -191,16 +204,18 @@ def test_every_example_agrees(spark, path):
 
 
 @settings(max_examples=int(os.environ.get("SPARKDEDALUS_PROVENANCE_EXAMPLES", "4")), **SETTINGS)
-@given(programs(shape=SMALL), networks)
-def test_generated_programs_agree(spark, program, network):
-    assert_agree(spark, program.parse(), program.ticks, network)
+@given(programs(shape=SMALL), networks, st.sampled_from(PLACEMENTS))
+def test_generated_programs_agree(spark, program, network, mode):
+    with placement(spark, mode):
+        assert_agree(spark, program.parse(), program.ticks, network)
 
 
 @pytest.mark.slow
 @settings(max_examples=int(os.environ.get("SPARKDEDALUS_PROVENANCE_SLOW", "60")), **SETTINGS)
-@given(programs(), networks)
-def test_more_generated_programs_agree(spark, program, network):
-    assert_agree(spark, program.parse(), program.ticks, network)
+@given(programs(), networks, st.sampled_from(PLACEMENTS))
+def test_more_generated_programs_agree(spark, program, network, mode):
+    with placement(spark, mode):
+        assert_agree(spark, program.parse(), program.ticks, network)
 
 
 # ------------------------------------------------------------ what it costs
@@ -243,3 +258,15 @@ def test_run_provenance_prints_the_same_on_both_engines(capsys):
         outputs[engine] = json.loads(capsys.readouterr().out)
     assert outputs["spark"] == outputs["reference"]
     assert outputs["spark"]["provenance"]
+
+
+def test_a_run_in_the_driver_records_its_derivations_there(spark):
+    """Every tick in the driver: the derivations are computed there (no Spark
+    job), and `run.provenance` is still a Spark DataFrame of the same rows."""
+    program = Program.from_files(BROADCAST)
+    with placement(spark, "driver"):
+        runs = []
+        assert jobs(spark, lambda: runs.append(Engine(spark).run(program, ticks=3, provenance=True))) == 0
+        rows = runs[0].derivation_rows()
+    assert [s.placement for s in runs[0].stats] == ["driver"] * 3
+    assert spark_records(rows) == spark_records(runs[0].provenance.collect()) != set()

@@ -152,12 +152,11 @@ def _reference(program, options: dict, total: int | None, quiet: bool):
 
 
 def _session(args, new_session):
-    """The session of --master or --remote: given no --master, one that starts
-    when a fault run first needs Spark (a space the driver holds never does)."""
-    from sparkdedalus.shell.run_spark import lazy_session, spark_session, starts_lazily
-    if new_session is None and starts_lazily(args):
-        return lazy_session(args)
-    return (new_session or spark_session)(args)
+    """The session of --master or --remote (`command_session`): given no
+    --master, one that starts when a fault run first needs Spark (a space the
+    driver holds never does)."""
+    from sparkdedalus.shell.run_spark import command_session
+    return command_session(args, new_session)
 
 
 def _render(fmt: str, checked, seconds: float, replay: str, base) -> str:

@@ -22,6 +22,7 @@ import json
 from sparkdedalus.errors import UsageError
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, writable, write_text
+from sparkdedalus.shell.run_spark import DEFAULT_MASTER
 
 FORMATS = ("text", "json")
 #: --engine -> what the search simulates on, as the text output names it
@@ -45,7 +46,7 @@ def add_parser(commands) -> None:
                         help="the simulator: reference (default) or spark (the same plan, each run on Spark)")
     parser.add_argument("--out", metavar="FILE", type=writable, help="write the rewritten program to FILE")
     parser.add_argument("--format", default="text", choices=FORMATS, help="text (default) or json")
-    parser.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument("--master", metavar="URL", default=DEFAULT_MASTER, help="Spark master (default local[2])")
     parser.add_argument("--remote", metavar="URL", help="use Spark Connect at URL")
     parser.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[], type=key_value,
                         help="a Spark setting for the session the command creates (repeatable)")
@@ -109,7 +110,7 @@ def _simulator(args, new_session):
     from sparkdedalus.throughput.measure import reference
     if args.engine == "reference":
         return reference
-    from sparkdedalus.shell.run_spark import spark_session
+    from sparkdedalus.shell.run_spark import command_session
     from sparkdedalus.spark.traffic import Simulator
     args.conf_settings = dict(args.conf)
-    return Simulator((new_session or spark_session)(args))
+    return Simulator(command_session(args, new_session))

@@ -67,6 +67,17 @@ def lazy_session(args):
     return LazySession(lambda: spark_session(args), {**spark_defaults(), **args.conf_settings})
 
 
+def command_session(args, new_session=None):
+    """The session of a command that runs the engine: `new_session(args)` when
+    given (tests), else given no --master (nor --remote, --ui) one that starts
+    when the engine first needs Spark (`lazy_session`), else `spark_session(args)`
+    started now, the engine's modules imported while its JVM starts (`preload`)."""
+    if new_session is None and starts_lazily(args):
+        return lazy_session(args)
+    preload()
+    return (new_session or spark_session)(args)
+
+
 #: modules a Spark run imports once its session is up (pandas and pyarrow by pyspark's
 #: SparkContext itself, and by the engine), none of which imports a pyspark module the
 #: session's own start has not imported already
@@ -200,11 +211,7 @@ def run_spark(program, args, new_session=None) -> int:
     # a driver JVM this process starts (not a Spark Connect server's, nor spark-submit's)
     local = args.master is not None and (not args.remote or args.remote.startswith("local"))
     args.quick_jit = local and quick_jit(program, args.tick_count)
-    if new_session is None and starts_lazily(args):
-        spark = lazy_session(args)
-    else:
-        preload()  # while the JVM starts
-        spark = (new_session or spark_session)(args)
+    spark = command_session(args, new_session)
     memory = _driver_memory(spark) if session_started(spark) else None  # read while its JVM is up
     try:
         return _run_and_print(spark, program, args, started)

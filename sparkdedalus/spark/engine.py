@@ -41,7 +41,8 @@ from sparkdedalus.faults.verdict import Checked
 from sparkdedalus.spark.faults import FaultRun, run_faults
 from sparkdedalus.spark.ldfi import search as ldfi
 from sparkdedalus.spark.inputs import read_inputs
-from sparkdedalus.spark.placement import inputs_in_driver, placed_loop
+from sparkdedalus.spark.duck.session import DuckFrame
+from sparkdedalus.spark.placement import PlacedLoop, inputs_in_driver, placed_loop
 from sparkdedalus.spark.provenance import provenance as derivations
 from sparkdedalus.spark.run import Run
 
@@ -113,7 +114,7 @@ class Engine:
                         files.pop(name, None)  # not held by the files alone
                     return static, stamped, rows, files
                 collect = applied(program, gc)
-                spark_only = store is not None or provenance or partitions is not None or count_exchanges
+                spark_only = store is not None or partitions is not None or count_exchanges
                 loop = placed_loop(self.spark, program, network, spark_inputs,
                                    None if spark_only else inputs_in_driver(self.spark, program, inputs_dir, edb),
                                    partitions, collect, policy, names, count_exchanges, ticks_read_back(program),
@@ -131,10 +132,7 @@ class Engine:
             finally:
                 if writer is not None:
                     writer.close()
-        recorded = None
-        if provenance:
-            static, stamped, _, _ = loop.spark_inputs()
-            recorded = derivations(self.spark, program, loop.spark_loop, driver.state, ticks, static, stamped)
+        recorded = _derivations(self.spark, program, loop, driver.state, ticks) if provenance else None
         return Run(program, driver, ticks, writer, job_id, recorded)
 
     @staticmethod
@@ -180,6 +178,18 @@ class Engine:
         if resolve(search, space, sample) == "ldfi":
             return ldfi(self, program, space)
         return run_faults(self.spark, program, nodes, eot, eff, crashes, sample, seed)
+
+
+def _derivations(spark: SparkSession, program: Program, loop: PlacedLoop, state, ticks: int):
+    """The run's derivations (spark/provenance.py) where its packs are: in the
+    driver when every tick ran there, else on Spark (the driver's packs moved there)."""
+    if all(isinstance(pack, DuckFrame) for pack in state.packs.values()):
+        driver, (static, stamped) = loop.driver_loop, loop.held
+        frames = {name: (DuckFrame(driver.spark, table), at) for name, (table, at) in stamped.items()}
+        return derivations(driver.spark, program, driver, state, ticks, static, frames)
+    state.packs = {t: loop.on_spark(pack) for t, pack in state.packs.items()}
+    static, stamped, _, _ = loop.spark_inputs()
+    return derivations(spark, program, loop.spark_loop, state, ticks, static, stamped)
 
 
 def _edb_frame(frame, name: str, program: Program):

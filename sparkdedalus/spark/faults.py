@@ -41,8 +41,6 @@ either). A run the driver cannot finish (`NotInDriver`) runs again on Spark.
 
 from __future__ import annotations
 
-import sys
-
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
@@ -58,9 +56,8 @@ from sparkdedalus.spark.duck.dialect import NotInDriver
 from sparkdedalus.spark.duck.loop import DriverTickLoop
 from sparkdedalus.spark.duck.session import DuckFrame, DuckSession
 from sparkdedalus.spark.expressions import sql_literal
-from sparkdedalus.spark.fixpoint import driver_rows
 from sparkdedalus.spark.loop import TickLoop
-from sparkdedalus.spark.placement import DRIVER, DRIVER_SETTINGS, SPARK, placement_mode
+from sparkdedalus.spark.placement import DRIVER, DRIVER_SETTINGS, SPARK, driver_limit
 from sparkdedalus.spark.run import Run
 from udfs.registry import spark_string, spark_string_sql
 
@@ -126,11 +123,8 @@ def fault_placement(spark: SparkSession, program: Program, scenarios: int) -> st
     driver when `spark.sparkdedalus.placement` is `driver` or `alternate`, or
     `auto` and the scenarios times the program's facts are at most
     `spark.sparkdedalus.fixpoint.driverRows`; else on Spark."""
-    mode = placement_mode(spark)
-    limit = driver_rows(spark) if mode == "auto" else sys.maxsize
-    if mode == SPARK or limit <= 0:
-        return SPARK
-    return DRIVER if scenarios * max(1, len(program.facts)) <= limit else SPARK
+    limit = driver_limit(spark)
+    return DRIVER if 0 < limit and scenarios * max(1, len(program.facts)) <= limit else SPARK
 
 
 def run_faults(spark: SparkSession, program: Program, nodes, eot: int, eff: int, crashes: int = 0,

@@ -35,6 +35,7 @@ from sparkdedalus.faults.ldfi import Lineage, search as ldfi_search
 from sparkdedalus.faults.space import Space
 from sparkdedalus.faults.verdict import POST, PRE, Checked, Counterexample, missing
 from sparkdedalus.program import Program
+from sparkdedalus.spark.duck.session import DuckFrame
 from sparkdedalus.spark.faults import run_faults
 from sparkdedalus.spark.provenance import Collected, instances, read_back
 
@@ -78,14 +79,21 @@ def _none(trace, relation: str, pattern: tuple, tick: int) -> list:
 class Instances:
     """`reference.why.joined` for the lineage's union of `traces`: every rule
     instance on their facts together (`spark.provenance.instances`), collected
-    once (one job), then looked up as `joined(view, relation, pattern, tick)`
+    once (one job; none when every run was the driver's: found there), then looked up as `joined(view, relation, pattern, tick)`
     for a view of those runs (None in `pattern`: any value)."""
 
     def __init__(self, spark, program: Program, traces: list, eot: int):
-        packs = {t: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True),
-                           [trace.packs[t] for trace in traces]) for t in range(1, eot + 1)}
+        on_spark = [trace for trace in traces if not isinstance(trace.packs[1], DuckFrame)]
+        if on_spark:  # the driver's runs' packs join Spark's (they lack only the partition column)
+            session, loop = spark, on_spark[0].loop
+            frames = {t: [spark.createDataFrame(p.toArrow()) if isinstance(p, DuckFrame) else p
+                          for p in (trace.packs[t] for trace in traces)] for t in range(1, eot + 1)}
+        else:  # every run's packs in the driver: the instances found there too
+            session, loop = traces[0].loop.spark, traces[0].loop
+            frames = {t: [trace.packs[t] for trace in traces] for t in range(1, eot + 1)}
+        packs = {t: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames[t]) for t in frames}
         self.found: dict = {}
-        for record in instances(spark, program, traces[0].loop, packs, eot).collect():
+        for record in instances(session, program, loop, packs, eot).collect():
             fact, derivation = read_back(program, record)
             self.found.setdefault((fact.relation, fact.tick), []).append((fact.row, derivation))
 

@@ -48,11 +48,14 @@ class TickLoop:
         of the `edb` frames whose rows are known (counted when read); `files`:
         {relation: Parquet files} of the `edb` frames that are all their rows
         (valid by their footers: the driver may read them, spark/inputs.py)."""
+        #: the session its queries run on (a DuckSession for the driver's, spark/duck/)
+        self.spark = spark
         stamped = dict(stamped or {})
         most = partitions or max_partitions(spark)
         self.plan = TickPlan(spark, program, network or Network(), frozenset(stamped), list(gc or ()), policy, most)
         self.sizer = self.sizer_class(partitions, most, self.plan.partitioner is not None, count_exchanges)
-        sql = self.sql_class(spark, self.plan, self.sizer)
+        #: the tick's SQL text (spark/tick_sql.py), the placement's
+        self.tick_sql = sql = self.sql_class(spark, self.plan, self.sizer)
         self.loader = Loader(spark, self.plan, sql, self.sizer, edb or {}, stamped, input_apart, rows or {},
                              files or {})
         self.executor = self.executor_class(spark, self.plan, sql, self.sizer, self.loader, names or JobNames(spark))
@@ -76,6 +79,11 @@ class TickLoop:
         """What holds relation `name`'s facts of a tick whose pack is `pack`:
         the pack, or the inputs kept apart for one of them."""
         return self.loader.holding(pack, name)
+
+    def loop_of(self, pack: DataFrame) -> "TickLoop":
+        """The loop whose layout and plan read `pack`: this one (a run's
+        PlacedLoop, spark/placement.py, answers with the placement's)."""
+        return self
 
     def full(self, pack: DataFrame) -> DataFrame:
         """A tick's pack with the relations kept apart: every fact of the tick, once."""

@@ -24,7 +24,7 @@ import os
 import sys
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from sparkdedalus.errors import UsageError
 from sparkdedalus.spark.duck.dialect import NotInDriver
@@ -51,16 +51,28 @@ def placement_mode(spark: SparkSession) -> str:
     return mode
 
 
+def driver_limit(spark: SparkSession) -> int:
+    """The most rows the driver takes for a run under the session's settings:
+    0 (never) under `spark`; unbounded when `driver` or `alternate` force it;
+    else `spark.sparkdedalus.fixpoint.driverRows` (0 or less: never)."""
+    mode = placement_mode(spark)
+    if mode == SPARK:
+        return 0
+    return max(driver_rows(spark), 0) if mode == "auto" else sys.maxsize
+
+
 class PlacedLoop:
     """A run's tick loop in two placements (see the module). `make_spark()`
     builds Spark's TickLoop, when a tick first needs it; `driver_loop` is None
     when the run cannot run in the driver."""
 
     def __init__(self, spark: SparkSession, make_spark, driver_loop: DriverTickLoop | None, read_back: set,
-                 spark_inputs=None):
-        """`spark_inputs()`: the run's inputs as Spark frames (placed_loop)."""
+                 spark_inputs=None, held: tuple | None = None):
+        """`spark_inputs()`: the run's inputs as Spark frames (placed_loop);
+        `held`: those the driver holds (`driver_inputs`), when it runs ticks."""
         self.spark = spark
         self.spark_inputs = spark_inputs
+        self.held = held
         self._make_spark = make_spark
         self.driver_loop = driver_loop
         #: a tick the driver could not run (NotInDriver): the rest of the run is Spark's
@@ -68,7 +80,7 @@ class PlacedLoop:
         #: built now for a run only Spark runs (its set-up's jobs named as such), else when a tick first needs it
         self._spark_loop: TickLoop | None = make_spark() if driver_loop is None else None
         self.mode = placement_mode(spark)
-        self.limit = driver_rows(spark)
+        self.limit = driver_limit(spark)
         self.read_back = read_back
 
     @property
@@ -94,8 +106,6 @@ class PlacedLoop:
             return SPARK
         if self.mode == "alternate":
             return DRIVER if tick % 2 else SPARK
-        if self.mode == DRIVER:
-            return DRIVER
         rows = state.stats[-1].facts if state.stats else self.driver_loop.sizer.input_rows
         return DRIVER if 0 < self.limit and rows <= self.limit else SPARK
 
@@ -140,7 +150,8 @@ class PlacedLoop:
         loop.sizer.pack_partitions = None  # not in the partitions of any tick: the next start spreads it
         return loop.layout.adopt(frame)
 
-    def _loop_of(self, pack):
+    def loop_of(self, pack):
+        """The loop of the placement that holds `pack`: the driver's or Spark's."""
         return self.driver_loop if isinstance(pack, DuckFrame) else self.spark_loop
 
     def holding(self, pack, name: str):
@@ -149,7 +160,7 @@ class PlacedLoop:
 
     def full(self, pack):
         """A tick's pack with the relations kept apart (TickLoop.full), where the pack is."""
-        return self._loop_of(pack).full(pack)
+        return self.loop_of(pack).full(pack)
 
 
 def driver_inputs(static: dict, stamped: dict, rows: dict, edb: set, limit: int) -> tuple[dict, dict] | None:
@@ -208,16 +219,15 @@ def placed_loop(spark: SparkSession, program, network, spark_inputs, held: tuple
         return TickLoop(spark, program, network, static, partitions, stamped, gc, policy, names=names,
                         count_exchanges=count_exchanges, rows=rows, files=files)
     driver = None
-    mode = placement_mode(spark)
-    limit = driver_rows(spark) if mode == "auto" else sys.maxsize  # forced: whatever their size
-    if not spark_only and mode != SPARK and limit > 0:
+    limit = driver_limit(spark)
+    if not spark_only and limit > 0:
         if held is None:
             static, stamped, rows, _ = inputs()
             held = driver_inputs(static, stamped, rows, edb, limit)
         if held is not None:
             settings = {key: spark.conf.get(key, None) for key in DRIVER_SETTINGS}
             driver = DriverTickLoop(settings, program, network, held[0], gc, stamped=held[1])
-    return PlacedLoop(spark, make_spark, driver, read_back, inputs)
+    return PlacedLoop(spark, make_spark, driver, read_back, inputs, held if driver is not None else None)
 
 
 #: Spark's default `spark.sql.autoBroadcastJoinThreshold`: the most bytes Spark collects to the driver to join
@@ -248,9 +258,8 @@ def inputs_in_driver(spark: SparkSession, program, inputs_dir: str | None, edb: 
     c0.. and `tick`, its ticks)}), as `driver_inputs`; None: Spark reads them."""
     from sparkdedalus.inputs import locate, read_inputs as read_files
 
-    mode = placement_mode(spark)
-    limit = driver_rows(spark) if mode == "auto" else sys.maxsize
-    if mode == SPARK or limit <= 0 or not program.inputs or any(not isinstance(v, list) for v in (edb or {}).values()):
+    limit = driver_limit(spark)
+    if limit <= 0 or not program.inputs or any(not isinstance(v, list) for v in (edb or {}).values()):
         return None
     if set(edb or {}) & {decl.name for decl in program.inputs}:
         return None  # Spark's reader says why not
@@ -258,7 +267,7 @@ def inputs_in_driver(spark: SparkSession, program, inputs_dir: str | None, edb: 
     if not all(os.path.exists(p) for p in paths):
         return None  # Spark's reader says which is missing
     cap = size_bytes(spark.conf.get("spark.sql.autoBroadcastJoinThreshold", None), BROADCAST_BYTES)
-    if mode == "auto" and sum(_bytes(p) for p in paths) > cap:
+    if limit != sys.maxsize and sum(_bytes(p) for p in paths) > cap:  # unless a mode forces the driver
         return None
     static: dict = {name: [tuple(row) for row in rows] for name, rows in (edb or {}).items()}
     stamped: dict = {}

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from functools import reduce
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField, StructType)
 
 from sparkdedalus.derivations import Absent, Derivation, FactAt
@@ -74,7 +74,9 @@ def provenance(spark: SparkSession, program: Program, loop, state, ticks: int,
     its `loop` (a `TickLoop`, spark/loop.py), its `state` (a `LoopState`, every tick's pack
     kept) and the inputs it read (`static`, `stamped`: as `Engine.run` gives
     them the loop). Builds plans only: no Spark job. Where every tick of the
-    run fitted in one partition, so does every join of the pass."""
+    run fitted in one partition, so does every join of the pass. `spark` may be
+    the driver's session (a DuckSession, spark/duck/) with its loop and packs:
+    the same texts run there."""
     views = Views(spark)
     try:
         named = {t: views.of(loop.full(state.packs[t])) for t in range(1, ticks + 1)}  # every fact of t
@@ -83,9 +85,14 @@ def provenance(spark: SparkSession, program: Program, loop, state, ticks: int,
         one = loop.sizer.fixed_partitions in (None, 1) and partitions_for(largest, loop.sizer.most_partitions) == 1
         derived = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks, one)) for t in range(1, ticks + 1)]
         leaves = _leaves(spark, program, loop, state, ticks, static, stamped)
-        return reduce(DataFrame.unionAll, leaves + derived).distinct()
+        return _union(leaves + derived).distinct()
     finally:
         views.drop()  # the frames keep the packs they read
+
+
+def _union(frames: list):
+    """The frames' rows, by position, as UNION ALL (a Spark DataFrame or a driver frame)."""
+    return reduce(lambda a, b: a.unionAll(b), frames)
 
 
 def instances(spark: SparkSession, program: Program, loop, packs: dict, ticks: int) -> DataFrame:
@@ -104,7 +111,7 @@ def instances(spark: SparkSession, program: Program, loop, packs: dict, ticks: i
         plans = [RulePlan(rule, program, loop.plan.network.seed) for rule in program.rules if not rule.is_aggregate]
         found = [spark.sql(_tick_sql(program, loop, plans, named, t, ticks, False, every=True))
                  for t in range(1, ticks + 1)]
-        return reduce(DataFrame.unionAll, found).distinct()
+        return _union(found).distinct()
     finally:
         views.drop()
 
@@ -112,23 +119,25 @@ def instances(spark: SparkSession, program: Program, loop, packs: dict, ticks: i
 def read_back(program: Program, record) -> tuple:
     """A row of `run.provenance` (or of `instances`) as the reference records
     it: (FactAt, Derivation), values read back by their columns' types (a
-    negated atom's constant as written)."""
+    negated atom's constant as written). `record`: a Spark Row or a driver
+    frame's dict, read by field name."""
     fact = _fact(program, record)
-    if record.rule is None:
-        return fact, Derivation(record.kind, record.pos)
-    rule = program.rules[record.rule]
-    absent = tuple(Absent(a.relation, tuple(arg.value if isinstance(arg, ast.Const) else value for arg, value in
-                                            zip(atom.args, _values(a.pattern, program.relations[a.relation].types))),
-                          a.tick) for atom, a in zip(rule.negated_atoms, record.absent))
+    if record["rule"] is None:
+        return fact, Derivation(record["kind"], record["pos"])
+    rule = program.rules[record["rule"]]
+    absent = tuple(Absent(a["relation"], tuple(arg.value if isinstance(arg, ast.Const) else value for arg, value in
+                                               zip(atom.args, _values(a["pattern"],
+                                                                      program.relations[a["relation"]].types))),
+                          a["tick"]) for atom, a in zip(rule.negated_atoms, record["absent"]))
     message = None
-    if record.message is not None:
-        m = record.message
+    if record["message"] is not None:
+        m = record["message"]
         sender = rule.positive_atoms[0].args[0]
         src = sender.value if isinstance(sender, ast.Const) else \
-            from_text(m.sender, program.relations[rule.positive_atoms[0].name].types[0])
-        message = Message(record.relation, fact.row, src, m.send_tick, m.arrival)
-    return fact, Derivation(record.kind, record.pos, record.rule, tuple(_fact(program, f) for f in record.body),
-                            absent, message)
+            from_text(m["sender"], program.relations[rule.positive_atoms[0].name].types[0])
+        message = Message(record["relation"], fact.row, src, m["send_tick"], m["arrival"])
+    return fact, Derivation(record["kind"], record["pos"], record["rule"],
+                            tuple(_fact(program, f) for f in record["body"]), absent, message)
 
 
 class Collected:
@@ -145,14 +154,16 @@ class Collected:
     """
 
     def __init__(self, run):
-        self.program, self.loop, self.provenance = run.program, run.driver.loop, self
+        self.program, self.provenance = run.program, self
+        #: the tick loop of the run's packs: the driver's or Spark's (`run.driver.loop.loop_of`)
+        self.loop = run.driver.loop.loop_of(run.driver.packs[run.ticks])
         self.packs = {t: self.loop.full(run.driver.packs[t]) for t in range(1, run.ticks + 1)}
         layout, relations = self.loop.layout, self.program.relations
         self.facts = {t: {name: set() for name in relations} for t in self.packs}
         self.messages = []
-        every = reduce(DataFrame.unionByName, [pack.where(F.col("__kind").isin(STATE, MESSAGE)).select(
-            F.lit(t).alias("__tick"), "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN, *layout.value_columns)
-            for t, pack in self.packs.items()])
+        columns = ", ".join(["__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN, *layout.value_columns])
+        every = _union([pack.selectExpr(f"{t}L AS __tick", *columns.split(", "))
+                        .where(f"__kind IN ('{STATE}', '{MESSAGE}')") for t, pack in self.packs.items()])
         for row in every.collect():
             name, values = row["__rel"], layout.row_of(row["__rel"], row)
             if row["__kind"] == STATE:
@@ -161,7 +172,7 @@ class Collected:
                 src = from_text(row[SOURCE_COLUMN], relations[name].types[0])
                 self.messages.append(Message(name, values, src, row["__sent"], row["__arrival"]))
         self.found: dict = {}
-        for record in run.provenance.collect():
+        for record in run.derivation_rows():
             fact, derivation = read_back(self.program, record)
             self.found.setdefault((fact.relation, fact.row, fact.tick), []).append(derivation)
 
@@ -177,7 +188,7 @@ def _values(texts, types) -> tuple:
 
 
 def _fact(program: Program, fact) -> FactAt:
-    return FactAt(fact.relation, _values(fact.row, program.relations[fact.relation].types), fact.tick)
+    return FactAt(fact["relation"], _values(fact["row"], program.relations[fact["relation"]].types), fact["tick"])
 
 
 def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks: int, one: bool,
@@ -203,7 +214,7 @@ def _tick_sql(program: Program, loop, plans: list, named: dict, tick: int, ticks
     if not parts:
         return f"SELECT {_NONE} FROM range(0, 1, 1, 1) WHERE false"
     union = " UNION ALL ".join(f"SELECT {_COLUMNS} FROM ({part})" for part in parts)
-    return statement.render(union)
+    return loop.tick_sql.render(statement, union)
 
 
 def _rule_sql(program: Program, loop, plan: RulePlan, statement: Statement, read, narrow, view: str,
@@ -226,14 +237,14 @@ def _rule_sql(program: Program, loop, plan: RulePlan, statement: Statement, read
         at = f"{tick + 1}L"
     elif rule.delivery == "async" and every:
         at = f"{tick + 1}L"
-        message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, 'receiver', {row}[0], "
+        message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, 'receiver', element_at({row}, 1), "
                    f"'arrival', {at})")
     elif rule.delivery == "async":
         sent = statement.name(layout.read_sql(view, name, MESSAGE, ("__sent", "__arrival", SOURCE_COLUMN)))
         arriving = statement.name(f"SELECT * FROM {sent} WHERE __sent = {tick} AND __arrival <= {ticks}")
         found = statement.name(f"SELECT * FROM {found} JOIN {arriving} USING ({', '.join(columns + [SOURCE_COLUMN])})")
         at = "__arrival"
-        message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, 'receiver', {row}[0], "
+        message = (f"named_struct('sender', {SOURCE_COLUMN}, 'send_tick', {tick}L, 'receiver', element_at({row}, 1), "
                    f"'arrival', __arrival)")
     return (f"SELECT {sql_literal(name)} AS relation, {row} AS row, {at} AS tick, '{_KIND[rule.delivery]}' AS kind, "
             f"{rule.index} AS rule, {sql_literal(_line(rule.pos))} AS pos, {BODY} AS body, {ABSENT} AS absent, "
@@ -248,13 +259,17 @@ def _leaves(spark: SparkSession, program: Program, loop, state, ticks: int, stat
              for f in program.facts if f.tick is None or 1 <= f.tick <= ticks]
     frames = []
     if facts:
-        frame = spark.createDataFrame(facts, "relation string, row array<string>, at bigint, pos string")
+        relation, row, at, pos = zip(*facts)
+        frame = spark.createDataFrame(pa.table({"relation": pa.array(relation, pa.string()),
+                                                "row": pa.array(row, pa.list_(pa.string())),
+                                                "at": pa.array(at, pa.int64()), "pos": pa.array(pos, pa.string())}))
         frames.append(_leaf(frame, "relation", "row", f"explode(CASE WHEN at IS NULL THEN sequence(1L, {ticks}L) "
                                                       "ELSE array(at) END)", "fact", "pos"))
     for name, frame in static.items():
         types = program.relations[name].types
         if isinstance(frame, list):  # rows given to Engine.run as a list
-            frame = spark.createDataFrame([(_printed(r, types),) for r in frame], "row array<string>")
+            frame = spark.createDataFrame(pa.table({"row": pa.array([_printed(r, types) for r in frame],
+                                                                    pa.list_(pa.string()))}))
             frames.append(_leaf(frame, sql_literal(name), "row", every, "input"))
         else:
             frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, types), every, "input"))
@@ -263,12 +278,12 @@ def _leaves(spark: SparkSession, program: Program, loop, state, ticks: int, stat
         frames.append(_leaf(frame, sql_literal(name), _row_sql(frame, program.relations[name].types),
                             f"CAST({TICK} AS BIGINT)", "input"))
     if CRASH in program.relations and loop.plan.network.crashes:  # the same at every tick: tick 1's
-        crashes = loop.layout.extract(loop.full(state.packs[1]), CRASH)
+        crashes = spark.sql(loop.layout.read_sql("{pack}", CRASH), pack=loop.full(state.packs[1]))
         frames.append(_leaf(crashes, f"'{CRASH}'", _row_sql(crashes, program.relations[CRASH].types), every, "crash"))
     return frames
 
 
-def _leaf(frame: DataFrame, relation: str, row: str, tick: str, kind: str, pos: str = "''") -> DataFrame:
+def _leaf(frame, relation: str, row: str, tick: str, kind: str, pos: str = "''") -> DataFrame:
     """Leaf derivations (columns `SCHEMA`) of `frame`'s rows; the arguments are SQL over its columns."""
     return frame.selectExpr(f"{relation} AS relation", f"{row} AS row", f"{tick} AS tick", f"'{kind}' AS kind",
                             f"{pos} AS pos").selectExpr(
@@ -278,7 +293,7 @@ def _leaf(frame: DataFrame, relation: str, row: str, tick: str, kind: str, pos: 
         f"CAST(NULL AS {_MESSAGE.simpleString()}) AS message")
 
 
-def _row_sql(frame: DataFrame, types: tuple) -> str:
+def _row_sql(frame, types: tuple) -> str:
     """SQL: a frame's first len(types) columns, typed and printed, as an array."""
     printed = [spark_string_sql(f"CAST(`{c}` AS {SPARK_TYPES[t]})", t) for c, t in zip(frame.columns, types)]
     return f"array({', '.join(printed)})"

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from sparkdedalus.pack.columns import MESSAGE, STATE
 from sparkdedalus.program import Program
 from sparkdedalus.spark.driver import TickDriver
+from sparkdedalus.spark.duck.session import DuckFrame
 
 
 class Run:
@@ -22,11 +23,10 @@ class Run:
     at every committed tick."""
 
     def __init__(self, program: Program, driver: TickDriver, ticks: int, store=None,
-                 job_id: str = "", provenance: DataFrame | None = None):
+                 job_id: str = "", provenance=None):
         self.program = program
-        #: every derivation of every fact of ticks 1..ticks (spark/provenance.py) when the
-        #: run was asked for it (`Engine.run(..., provenance=True)`), else None
-        self.provenance = provenance
+        #: the derivations, where they were computed: a DataFrame, or a driver frame (spark/duck/)
+        self._provenance = provenance
         #: the run's Spark jobs carry the tag `sparkdedalus-run-<job_id>` (`spark.interruptTag` cancels them)
         self.job_id = job_id
         self.ticks = ticks
@@ -47,6 +47,21 @@ class Run:
                          + (f", {s.iterations} semi-naive iteration(s)" if s.iterations else "")
                          + (f", {s.incremental} rule(s) on new facts only" if s.incremental else ""))
         return "\n".join(lines)
+
+    @property
+    def provenance(self) -> DataFrame | None:
+        """Every derivation of every fact of ticks 1..ticks (spark/provenance.py)
+        when the run was asked for it (`Engine.run(..., provenance=True)`), else
+        None: a Spark DataFrame (made from the driver's Arrow table when every
+        tick ran in the driver)."""
+        if isinstance(self._provenance, DuckFrame):
+            return self.driver.loop.spark.createDataFrame(self._provenance.toArrow())
+        return self._provenance
+
+    def derivation_rows(self) -> list:
+        """The rows of `provenance`, collected where they were computed (one
+        Spark job, or none for a run in the driver); fields read by name."""
+        return self._provenance.collect()
 
     @property
     def stats(self) -> list:

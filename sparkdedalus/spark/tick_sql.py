@@ -37,9 +37,15 @@ class TickSql:
         """The name (a subquery's or a view's) of the relation `sql`."""
         return self.statement.name(sql)
 
+    @staticmethod
+    def render(statement: Statement, sql: str) -> str:
+        """The query `sql` of `statement`'s subqueries as one text: for Spark,
+        each written out where it is read (`Statement.render`)."""
+        return statement.render(sql)
+
     def frame_of(self, sql: str) -> DataFrame:
         """The relation `sql` as a DataFrame: one `spark.sql`."""
-        return self.spark.sql(self.statement.render(f"SELECT * FROM {self.name(sql)}"))
+        return self.spark.sql(self.render(self.statement, f"SELECT * FROM {self.name(sql)}"))
 
     def checkpoint(self, sql: str) -> DataFrame:
         """The relation `sql` as a lazy local checkpoint: readers see a leaf

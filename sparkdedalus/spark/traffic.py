@@ -16,14 +16,11 @@ the last one, unless that is the last tick of the run.
 
 from __future__ import annotations
 
-from functools import reduce
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-
 from sparkdedalus.network import Network
 from sparkdedalus.pack.columns import MESSAGE, QUEUED, SOURCE_COLUMN, STATE
+from sparkdedalus.spark.duck.session import DuckFrame
 from sparkdedalus.spark.engine import Engine
+from sparkdedalus.spark.expressions import sql_literal
 from sparkdedalus.spark.queues import Queues
 from sparkdedalus.traffic import Traffic
 
@@ -43,35 +40,41 @@ class Simulator:
 
 def traffic(run, network: Network, relation: str, at) -> Traffic:
     """The messages of `run` (ran under `network`, every pack kept) and the
-    facts of `relation` at the ticks `at`, in one query collected once."""
-    loop, ticks = run.driver.loop, run.ticks
+    facts of `relation` at the ticks `at`, in one query collected once: in the
+    driver when every tick ran there (no Spark job), else on Spark."""
+    placed, ticks = run.driver.loop, run.ticks
+    packs = dict(sorted(run.driver.packs.items()))
+    if not all(isinstance(pack, DuckFrame) for pack in packs.values()):
+        packs = {t: placed.on_spark(pack) for t, pack in packs.items()}  # wherever the ticks ran
+    loop = placed.loop_of(packs[ticks])
     layout = loop.layout
     dst = Queues(layout, network, run.program).printed(0)
-    values = layout.value_columns
-    packs = {t: loop.on_spark(pack) for t, pack in run.driver.packs.items()}  # wherever the ticks ran
-    rows = _union([pack.where(F.col("__kind").isin(MESSAGE, QUEUED)).select(
-        F.lit(t).alias("__tick"), "__rel", "__kind", "__sent", "__arrival", SOURCE_COLUMN,
-        F.expr(dst).alias("__dst"), *values) for t, pack in sorted(packs.items())])
-    is_message = F.col("__kind") == MESSAGE
-    per_message = rows.groupBy("__rel", SOURCE_COLUMN, "__dst", "__sent", *values).agg(
-        F.min(F.when(is_message, F.col("__tick"))).alias("__left"),
-        F.max(F.when(is_message, F.col("__tick"))).alias("__last"),
-        F.max("__arrival").alias("__arrival"))
-    taken = F.when(F.col("__arrival").isNotNull() & (F.col("__last") < ticks), F.col("__last") + 1)
-    hops = per_message.groupBy("__rel", SOURCE_COLUMN, "__dst", "__sent", "__left", taken.alias("__taken")) \
-        .agg(F.count(F.lit(1)).alias("__n")).withColumn("__tick", F.lit(None).cast("bigint"))
-    sizes = _union([loop.full(packs[t]).where((F.col("__kind") == STATE) & (F.col("__rel") == relation))
-                    .select(F.lit(t).cast("bigint").alias("__tick")) for t in sorted(set(at))]) \
-        .groupBy("__tick").agg(F.count(F.lit(1)).alias("__n"))
+    values = ", ".join(layout.value_columns)
+    frames = {f"p{t}": pack for t, pack in packs.items()}
+    frames.update({f"f{t}": loop.full(packs[t]) for t in sorted(set(at))})
+    rows = " UNION ALL ".join(
+        f"SELECT {t}L AS __tick, __rel, __kind, __sent, __arrival, {SOURCE_COLUMN}, {dst} AS __dst, {values}"
+        f" FROM {{p{t}}} WHERE __kind IN ('{MESSAGE}', '{QUEUED}')" for t in packs)
+    sizes = " UNION ALL ".join(f"SELECT {t}L AS __tick FROM {{f{t}}} WHERE __kind = '{STATE}' AND __rel = "
+                               f"{sql_literal(relation)}" for t in sorted(set(at)))
+    message = f"__kind = '{MESSAGE}'"
+    keys = f"__rel, {SOURCE_COLUMN}, __dst, __sent"
+    query = (
+        f"WITH per_message AS (SELECT {keys}, min(CASE WHEN {message} THEN __tick END) AS __left,"
+        f" max(CASE WHEN {message} THEN __tick END) AS __last, max(__arrival) AS __arrival FROM ({rows})"
+        f" GROUP BY {keys}, {values}),"
+        f" hops AS (SELECT {keys}, __left, CASE WHEN __arrival IS NOT NULL AND __last < {ticks}L THEN __last + 1L"
+        f" END AS __taken FROM per_message)"
+        f" SELECT {keys}, __left, __taken, count(1) AS __n, CAST(NULL AS BIGINT) AS __tick FROM hops"
+        f" GROUP BY {keys}, __left, __taken")
+    if sizes:
+        query += (f" UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, count(1), __tick FROM ({sizes})"
+                  f" GROUP BY __tick")
     messages, found = {}, {t: 0 for t in at}
-    for row in hops.unionByName(sizes, allowMissingColumns=True).collect():
+    for row in loop.spark.sql(query, **frames).collect():
         if row["__tick"] is not None:  # a size
             found[row["__tick"]] = row["__n"]
         else:
             messages[(row["__rel"], row[SOURCE_COLUMN], row["__dst"], row["__sent"], row["__left"],
                       row["__taken"])] = row["__n"]
     return Traffic(messages, found)
-
-
-def _union(frames: list) -> DataFrame:
-    return reduce(DataFrame.unionAll, frames)

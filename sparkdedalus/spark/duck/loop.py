@@ -17,6 +17,7 @@ from sparkdedalus.spark.executor import Executor, LoopState
 from sparkdedalus.spark.fixpoint import ArrowFixpoint
 from sparkdedalus.spark.loop import TickLoop
 from sparkdedalus.spark.sizer import Sizer
+from sparkdedalus.spark.statement import Statement
 from sparkdedalus.spark.tick_sql import TickSql
 
 
@@ -40,8 +41,9 @@ class DriverTickSql(TickSql):
     each in a WITH clause (`Statement.render_with`), where Spark's text writes
     them in place as often as they are read."""
 
-    def frame_of(self, sql: str) -> DuckFrame:
-        return self.spark.sql(self.statement.render_with(f"SELECT * FROM {self.name(sql)}"))
+    @staticmethod
+    def render(statement: Statement, sql: str) -> str:
+        return statement.render_with(sql)
 
 
 class DriverExecutor(Executor):

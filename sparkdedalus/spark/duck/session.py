@@ -140,5 +140,11 @@ class DuckFrame:
     def unionAll(self, other: "DuckFrame") -> "DuckFrame":  # noqa: N802 (Spark's name)
         return self.session.query([self, other], "SELECT * FROM {0} UNION ALL SELECT * FROM {1}")
 
+    def unionByName(self, other: "DuckFrame", allowMissingColumns: bool = False) -> "DuckFrame":  # noqa: N802, N803
+        """The rows of both, columns matched by name (a column one lacks: NULL there)."""
+        if not allowMissingColumns and set(self.columns) != set(other.columns):
+            raise ValueError(f"different columns: {self.columns} and {other.columns}")
+        return self.session.query([self, other], "SELECT * FROM {0} UNION ALL BY NAME SELECT * FROM {1}")
+
     def crossJoin(self, other: "DuckFrame") -> "DuckFrame":  # noqa: N802 (Spark's name)
         return self.session.query([self, other], "SELECT * FROM {0} CROSS JOIN {1}")
