@@ -14,7 +14,7 @@ from frontend_helpers import exit_code
 from sparkdedalus import Program
 from sparkdedalus.hydroflow import import_text
 from sparkdedalus.reference.evaluator import run
-from test_hydroflow_import import HYDROFLOW, PROTOCOLS, roles_of
+from test_hydroflow_import import HYDROFLOW, PROTOCOLS, REPLY, roles_of
 
 _POSITION = re.compile(r"\S+\.ded:\d+:\d+:|\(line \d+\)|line \d+")
 _ARGUMENTS = re.compile(r"\(([^()]*)\)")
@@ -61,8 +61,20 @@ def test_rewrite_auto_decides_the_same_and_answers_the_same(name, tmp_path, caps
     for source in (imported, hand):
         out = str(tmp_path / f"auto_{os.path.basename(source)}")
         _, decisions = cli(capsys, ["rewrite", source, facts, "--auto", ",".join(roles), "--out", out])
-        assert "partitions" in decisions
         trace = run(Program.from_files(out), ticks + 3)
-        outputs.append((normalised(decisions), [trace.relation("clientOut", t) for t in range(1, ticks + 4)]))
+        outputs.append((normalised(decisions), [trace.relation(REPLY[name], t) for t in range(1, ticks + 4)]))
     assert outputs[0] == outputs[1]
     assert any(outputs[0][1])
+
+
+#: a rewrite explain offers on each import, as on its hand translation
+OFFERED = {"voting": "mutually independent", "two_phase_commit": "partitioning (co-hashing)",
+           "paxos": "partitioning (partial)", "monotonic": "(downstream of numVotes): monotonic",
+           "dependencies": "(downstream of collisions): state machine"}
+
+
+@pytest.mark.parametrize("name", sorted(OFFERED))
+def test_explain_offers_the_rewrite_of_its_kind(name, tmp_path, capsys):
+    imported, _, facts = pair(name, tmp_path)
+    text, _ = cli(capsys, ["explain", imported, facts])
+    assert OFFERED[name] in text
