@@ -216,3 +216,15 @@ def test_cli_refuses_nodes_of_a_role_not_imported(capsys):
     argv = ["import", "hydroflow"] + [f"{role}={path}" for role, path in roles_of("voting")]
     assert exit_code(argv + ["--out", "x.ded", "--nodes", "replica=r1"]) == 2
     assert capsys.readouterr().err == "sparkdedalus: error: --nodes names a role that is not imported: replica\n"
+
+
+def test_a_variable_named_true_stays_a_variable():
+    (rule,) = rules_of(translate(datalog("h(true, false_) :- a(true, false_, false)")))
+    assert rule == "h(loc, true_, false_) :- a(loc, true_, false_, false_1);"
+
+
+def test_a_channel_a_role_sends_itself_is_no_output():
+    sink, source = "`dest_sink(out)`", "`source_stream(back) -> map(|x| x.unwrap())`"
+    text = translate(datalog(f".async r {sink} {source}\n.async s {sink} `null::<(u32,)>()`\n"
+                             "r@x(x) :~ a(x)\ns@x(x) :~ r(x)"))
+    assert ".output r" not in text and "    .output s" in text

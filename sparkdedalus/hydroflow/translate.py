@@ -25,12 +25,14 @@ leader {
 from __future__ import annotations
 
 from sparkdedalus.hydroflow.errors import HydroflowError
-from sparkdedalus.hydroflow.reader import HfRule, read
+from sparkdedalus.hydroflow.reader import HfRule, Target, read
 from sparkdedalus.hydroflow.snippets import HostData, Rows, meaning
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.printer import format_const, format_rule
 
 _DELIVERY = {":-": "now", ":+": "next", ":~": "async"}
+#: Hydroflow variables the dialect here reads as constants: renamed `true_`, `false_`
+_CONSTANT_WORDS = ("true", "false")
 
 
 def translate(sources: list, nodes: dict | None = None) -> str:
@@ -101,7 +103,7 @@ def _declaration(item, role, channels, role_nodes, block, facts, filled) -> None
         block.append(f"    .output {item.name}")
     elif item.kind == "async":
         channel = channels[item.name]
-        if len(channel["declared"]) == 1 and role in channel["sent"]:
+        if len(channel["declared"]) == 1 and role in channel["sent"] and _receives_nothing(item):
             block.append(f"    .output {item.name}")  # a sink to clients
         elif not channel["sent"]:
             filled.append(f"//   {item.name} ({role}, received from outside): `{_flat(item.snippets[-1].code)}`")
@@ -116,6 +118,12 @@ def _declaration(item, role, channels, role_nodes, block, facts, filled) -> None
                 facts.append(f"    {item.name}({atom}){'' if found.every_tick else '@1'};")
 
 
+def _receives_nothing(channel) -> bool:
+    """An `.async` whose source is empty or `null::<...>()`."""
+    source = channel.snippets[-1].code.strip()
+    return not source or source.startswith("null")
+
+
 def _flat(code: str) -> str:
     return " ".join(code.split())
 
@@ -125,6 +133,10 @@ def _rule(rule: HfRule) -> ast.Rule:
     names = {v.name for lit in rule.body for v in _literal_vars(lit)}
     names |= {v.name for arg in head.args for v in ast.expr_vars(arg)}
     loc = ast.Var(_fresh("loc", names))
+    renamed = {word: _fresh(word + "_", names) for word in _CONSTANT_WORDS if word in names}
+    if renamed:
+        rule = _renamed(rule, renamed)
+        head = rule.head
     if head.at is not None and rule.kind != ":~":
         raise HydroflowError([f"{head.at.pos}: a location on the head of a `{rule.kind}` rule: "
                               f"only `:~` rules send to another node"])
@@ -145,6 +157,28 @@ def _rule(rule: HfRule) -> ast.Rule:
         keys = tuple(dict.fromkeys([loc] + [v for a in args if a is not choose for v in ast.expr_vars(a)]))
         body += (ast.Choose(keys, (choose,)),)
     return ast.Rule(ast.Atom(head.name, (location, *args), None, head.pos), _DELIVERY[rule.kind], body, rule.pos)
+
+
+def _renamed(rule: HfRule, names: dict) -> HfRule:
+    """`rule` with the variables of `names` renamed (every term, atom and comparison)."""
+    def term(node):
+        if isinstance(node, ast.Var):
+            return ast.Var(names.get(node.name, node.name), node.pos)
+        if isinstance(node, ast.BinOp):
+            return ast.BinOp(node.op, term(node.left), term(node.right), node.pos)
+        if isinstance(node, ast.Aggregate) and node.var is not None:
+            return ast.Aggregate(node.func, term(node.var), node.pos)
+        if isinstance(node, ast.Atom):
+            return ast.Atom(node.name, tuple(term(a) for a in node.args), node.time, node.pos)
+        if isinstance(node, ast.Negated):
+            return ast.Negated(term(node.atom), node.pos)
+        if isinstance(node, ast.Comparison):
+            return ast.Comparison(node.op, term(node.left), term(node.right), node.pos)
+        return node
+    head = rule.head
+    at = term(head.at) if head.at is not None else None
+    return HfRule(Target(head.name, at, tuple(term(a) for a in head.args), head.pos), rule.kind,
+                  tuple(term(lit) for lit in rule.body), rule.pos)
 
 
 def _literal_vars(literal) -> list:
