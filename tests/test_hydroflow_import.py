@@ -51,7 +51,7 @@ def history(program: Program, ticks: int) -> list:
 
 
 def rules_of(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if ":-" in line]
+    return [line.split("  //")[0].strip() for line in text.splitlines() if ":-" in line]
 
 
 def datalog(text: str, file: str = "r.rs") -> list:
@@ -228,3 +228,26 @@ def test_a_channel_a_role_sends_itself_is_no_output():
     text = translate(datalog(f".async r {sink} {source}\n.async s {sink} `null::<(u32,)>()`\n"
                              "r@x(x) :~ a(x)\ns@x(x) :~ r(x)"))
     assert ".output r" not in text and "    .output s" in text
+
+
+def test_what_does_not_check_is_located_at_the_rust_rule():
+    sources = datalog("n(x) :- a(x)\nn(x, y) :+ a(x), a(y)\nh(z) :- a(x)")
+    with pytest.raises(HydroflowError) as caught:
+        import_hydroflow_text(sources)
+    assert [line.split(": ")[0] for line in caught.value.lines] == ["r.rs:4:1", "r.rs:5:1"]
+    assert caught.value.lines[0] == "r.rs:4:1: relation 'n' has 3 argument(s) here but 2 at r.rs:3:12"
+    assert "'z'" in caught.value.lines[1]
+
+
+def import_hydroflow_text(sources):
+    from sparkdedalus.hydroflow import checked
+    return checked(translate(sources), "imported.ded")
+
+
+def test_cli_refuses_what_does_not_check_at_the_rust_rule(tmp_path, capsys):
+    rust = tmp_path / "bad.rs"
+    rust.write_text('datalog!(r#"\nh(z) :- a(x)\n"#)\n', encoding="utf-8")
+    assert exit_code(["import", "hydroflow", f"bad={rust}", "--out", str(tmp_path / "out.ded")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"{rust}:2:1: ") and "'z'" in line
+    assert not (tmp_path / "out.ded").exists()

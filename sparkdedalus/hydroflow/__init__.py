@@ -8,6 +8,6 @@ True
 """
 
 from sparkdedalus.hydroflow.errors import HydroflowError
-from sparkdedalus.hydroflow.load import import_hydroflow, import_text
+from sparkdedalus.hydroflow.load import checked, import_hydroflow, import_text
 
-__all__ = ["HydroflowError", "import_hydroflow", "import_text"]
+__all__ = ["HydroflowError", "checked", "import_hydroflow", "import_text"]

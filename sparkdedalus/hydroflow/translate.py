@@ -8,7 +8,8 @@ an `.async` channel declared on two roles is one relation. `.persist` and
 declares and sends (sinks to clients), become `.output`. A `.input` of literal
 rows becomes facts at every node of its role (`nodes`, default: one node named
 after the role); any other `.input`, and an `.async` channel only received
-(from clients), is a relation the user fills, named in a comment.
+(from clients), is a relation the user fills, named in a comment. Each rule
+ends with a comment naming where it came from (`// leader.rs:12:9`).
 
 >>> from sparkdedalus.hydroflow.rust_source import Embedded
 >>> text = translate([("leader", Embedded("leader.rs",
@@ -17,8 +18,8 @@ after the role); any other `.input`, and an `.async` channel only received
 >>> print(text.split("component", 1)[1].split("}")[0].strip())
 leader {
     .persist big
-    big(loc, x) :- req(loc, x), n(loc, m), x > m;
-    out(x, y)@async :- big(loc, y), req(loc, x);
+    big(loc, x) :- req(loc, x), n(loc, m), x > m;  // leader.rs:1:33
+    out(x, y)@async :- big(loc, y), req(loc, x);  // leader.rs:1:65
     n("leader", 2);
 """
 
@@ -52,7 +53,7 @@ def translate(sources: list, nodes: dict | None = None) -> str:
         for item in declarations:
             try:
                 if isinstance(item, HfRule):
-                    block.append("    " + format_rule(_rule(item)))
+                    block.append(f"    {format_rule(_rule(item))}  // {item.pos}")
                     continue
                 _declaration(item, role, channels, nodes.get(role) or [role], block, facts, filled)
             except HydroflowError as exc:

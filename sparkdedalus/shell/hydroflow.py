@@ -31,8 +31,7 @@ def add_parser(commands) -> None:
 
 
 def handle_import(args) -> int:
-    from sparkdedalus.hydroflow import HydroflowError, import_text
-    from sparkdedalus.program import Program
+    from sparkdedalus.hydroflow import HydroflowError, checked, import_text
     roles = args.roles
     nodes = {role: names.split(",") for role, names in args.nodes}
     unknown = sorted(set(nodes) - {role for role, _ in roles})
@@ -40,9 +39,9 @@ def handle_import(args) -> int:
         raise UsageError(f"--nodes names a role that is not imported: {unknown[0]}")
     try:
         text = import_text(roles, nodes)
+        checked(text, args.out)  # what Hydroflow accepts and this dialect does not: located in the Rust file
     except HydroflowError as exc:
         return _refused(exc)
-    Program.parse(text, args.out)  # a translation that does not check is a bug: say so now
     write_text(args.out, text)
     print(f"wrote {args.out} ({len(roles)} component(s))")
     return 0
