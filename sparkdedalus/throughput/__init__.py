@@ -2,7 +2,9 @@
 that send their next command when the previous one is answered
 (`closed_loop`), rewrite plans applied with the clients outside the scope
 (`plan`), the commands a run completes per tick and the node that works most
-(`measure`), and a greedy search for the plan that completes most (`optimize`).
+(`measure`), a greedy search for the plan that completes most (`optimize`),
+and a node's cost per command fitted on the paper's base measurements
+(`calibrated`).
 It runs the reference evaluator, or another simulator given (`sparkdedalus.traffic`:
 the Spark engine's is `spark.traffic.Simulator`, which this package never
 imports), so it sits on the reference side of the layers.
