@@ -3,8 +3,9 @@
 * `repeat_iter([(1, "a"), ...])` (or `source_iter([...]) -> persist()`) of
   literals: facts at every tick; `source_iter([...])` alone: facts at tick 1.
 * a source of host data (`repeat_iter(peers.clone())`, `source_stream(rx)`,
-  `source_iter(ids)`), followed only by `persist()` and maps that reshape
-  tuples (`map(|p| (p,))`): a relation the user fills.
+  `source_iter(ids)`, `repeat_iter([(num_replicas,),])`), followed only by
+  `persist()` and maps that reshape tuples (`map(|p| (p,))`): a relation the
+  user fills.
 * anything else needs host code, and a closure inside a literal tuple is a
   Rust closure used as a value: both are `HydroflowError`s.
 
@@ -58,9 +59,11 @@ def meaning(snippet, name: str):
             raise _needs_host_code(snippet, name, stage)
     argument = call.group(2).strip()
     if argument.startswith("[") and argument.endswith("]") and call.group(1) in ("repeat_iter", "source_iter"):
-        rows = tuple(_row(element, snippet, name) for element in _split_top(argument[1:-1], ",") if element.strip())
+        rows = [_row(element, snippet, name) for element in _split_top(argument[1:-1], ",") if element.strip()]
+        if None in rows:  # a value of the host's, `[(num_replicas,)]`: the user fills it
+            return HostData(snippet.code.strip())
         if not rest or all(stage == "persist()" for stage in rest):
-            return Rows(rows, call.group(1) == "repeat_iter" or persisted)
+            return Rows(tuple(rows), call.group(1) == "repeat_iter" or persisted)
         raise _needs_host_code(snippet, name, rest[0])
     if "|" in argument:
         raise _closure(snippet, name)
@@ -77,7 +80,8 @@ def _reshapes(stage: str) -> bool:
     return all(re.fullmatch(rf"{_NAME}(\.[0-9]+)*", part) and part.split(".")[0] in names for part in produced)
 
 
-def _row(element: str, snippet, name: str) -> tuple:
+def _row(element: str, snippet, name: str) -> tuple | None:
+    """The literal values of a tuple, or None when one is the host's (a name, a call)."""
     element = element.strip()
     if not (element.startswith("(") and element.endswith(")")):
         raise HydroflowError([f"{snippet.pos}: .input {name}: a row must be a tuple literal, not {element!r}"])
@@ -88,11 +92,12 @@ def _row(element: str, snippet, name: str) -> tuple:
             continue
         if "|" in part:
             raise _closure(snippet, name)
-        values.append(_literal(part, snippet, name))
-    return tuple(values)
+        values.append(_literal(part))
+    return None if None in values else tuple(values)
 
 
-def _literal(text: str, snippet, name: str):
+def _literal(text: str):
+    """An int, str or bool literal's value; None for anything else."""
     integer = _LITERAL_INT.match(text)
     if integer:
         return int(integer.group(1))
@@ -101,8 +106,7 @@ def _literal(text: str, snippet, name: str):
         return bytes(string.group(1), "utf-8").decode("unicode_escape")
     if text in ("true", "false"):
         return text == "true"
-    raise HydroflowError([f"{snippet.pos}: .input {name}: {text!r} is not a literal Datalog can hold "
-                          f"(a value the host computes: fill {name} yourself instead)"])
+    return None
 
 
 def _closure(snippet, name: str) -> HydroflowError:
