@@ -177,7 +177,7 @@ def test_rewrite_decouples_the_collector_and_its_gcd_persistence_follows(tmp_pat
 def test_auto_takes_the_monotonic_decoupling_and_keeps_no_more_state():
     p = example()
     q, notes = auto(p, ["leader"], 4)
-    assert notes[0] == ("leader -> leader_2: monotonic decoupling of pending, allVotes, numVotes, committed, "
+    assert notes[0] == ("leader -> allVotes_collectors: monotonic decoupling of pending, allVotes, numVotes, committed, "
                         "response (downstream of numVotes)")
     network = Network.parse("delay=uniform(1,4)")
     assert compare(p, q, 40, 5, network).difference is None

@@ -96,7 +96,7 @@ def test_on_paxos_it_finds_the_p2b_proxy_leader():
     program = Program.from_files(str(PROGRAMS / "paxos_closed.ded"))
     result = optimize(program, budget=8, clients=CLIENTS, network=NETWORK, ticks=TICKS)
     assert [s.option() for s in result.plan.steps] == [
-        "--decouple proposer:accepted_by,accepts,chosen,decide,announced:proposer_2"]
+        "--decouple proposer:accepted_by,accepts,chosen,decide,announced:p2b_collectors"]
     assert result.plan.throughput == pytest.approx(4 / 6) and result.plan.machines == 8
 
 

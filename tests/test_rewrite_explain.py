@@ -55,7 +55,7 @@ def test_a_sent_relation_named_seal_is_refused_not_emitted_broken(capsys):
     cand = _candidate(_explained(capsys, SEALED, "main"), (45, 46, 47))
     assert "state machine" not in cand["rewrites"]
     refused = {r["rewrite"]: r["reasons"][0]["message"] for r in cand["refused"]}
-    assert refused == {"state machine": "the batches need the relation name 'seal_main_2' for two relations"}
+    assert refused == {"state machine": "the batches need the relation name 'seal_seal_handlers' for two relations"}
     assert cli.main(["rewrite", SEALED, "--decouple", "main:45,46,47:moved"]) == 1
     err = capsys.readouterr().err
     assert "state machine: the batches need the relation name 'seal_moved' for two relations" in err

@@ -52,7 +52,7 @@ def refusals(program, component: str, split, rewrite: str) -> tuple:
     >>> state_machine.analysis(p, Target("c", (1,))).applies
     True
     >>> [str(r) for r in refusals(p, "c", (1,), "state machine")]
-    ["the batches need the relation name 'seal_c_2' for two relations"]
+    ["the batches need the relation name 'seal_seal_handlers' for two relations"]
     """
     rule = next(r for r in REWRITES if r.REWRITE == rewrite)
     verdict = rule.precondition(program, Target(component, tuple(split)))

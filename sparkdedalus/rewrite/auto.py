@@ -11,17 +11,21 @@ docs/rewrites.md), in this order:
    sequencing they add leaves parts that cannot be partitioned. Candidates
    are sets of the component's own rules: the forwarding rules a decoupling
    adds (`rewrite.decouple`) do not move. The parts split off are not split
-   again. Then, when the rules of the component that remain (but those
-   over constant relations) read what comes from outside the scope (sent by
-   a component outside it, or events), they move to one more part, and the
-   component relays that to it. What other components send does not count:
-   the partitioning routes them (`rewrite.scope`), not the clients.
+   again. A decoupling that would leave the component forwarding only what
+   other components but clients send is not taken (`rewrite.relays`): the
+   rules stay where they are. Then, when the rules of the component that
+   remain (but those over constant relations) read what a client sends, or
+   events, they move to one more part, and the component relays that to it
+   (the paper's voting leader). What other components send does not count:
+   the decoupling redirects and the partitioning routes them
+   (`rewrite.scope`), not the clients.
 2. *partition*: each component named, then its parts, on `n` partitions
    when the partitioning rewrite takes it (co-hashing or dependencies;
    partial partitioning adds a coordinator: `--partition` applies it).
 
 The scope (`rewrite.scope`) is the components named and their parts: no
 rewrite changes the rules of another component nor the events, but a
+decoupling redirects the senders of what the moved rules read and a
 partitioning routes the senders of the component it partitions, unless one
 is a client (`rewrite.scope.clients`): a component that gets a client's
 requests or events is not partitioned.
@@ -47,8 +51,7 @@ from sparkdedalus.analysis.decoupling import decouplings
 from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus import rewrite as table
 from sparkdedalus.rewrite import partitioning
-from sparkdedalus.rewrite.decouplings import new_name
-from sparkdedalus.rewrite.naming import part_name
+from sparkdedalus.rewrite.naming import name_part
 from sparkdedalus.rewrite.rule import Target
 from sparkdedalus.rewrite.scope import relayed
 
@@ -115,9 +118,9 @@ def _decouple(program, component: str, rules: tuple, scope: list, found_by: str)
     rewrite of `DECOUPLINGS` whose precondition holds on moving `rules` to
     a part named by its role (`rewrite.naming`; as `--decouple` picks it),
     or None."""
-    name = part_name(program, rules) or new_name(program, component)
+    name = name_part(program, component, rules)
     target = Target(component, rules, name, scope=tuple(scope) + (name,))
-    relay = sorted(relayed(program, scope, rules))
+    relay = sorted(relayed(program, scope, rules, reroutes=True))
     for rewrite in table.DECOUPLINGS:
         if not rewrite.coordinated and rewrite.precondition(program, target).applies:
             program, notes = rewrite.apply(program, target)

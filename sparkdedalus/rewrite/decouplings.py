@@ -3,7 +3,9 @@ the table `rewrite.REWRITES`: each moves the rules `target.rules` of
 `target.component` to the new component `target.name` by the mechanism of
 `rewrite.decouple` it names, when the analysis of its name
 (`analysis.decoupling`) holds; what components outside `target.scope` send
-to the moved rules is relayed (`rewrite.scope`).
+to the moved rules is relayed (`rewrite.scope`). A decoupling that leaves
+the component forwarding only what other components send is refused
+(`rewrite.relays`).
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component k { a(L, X) :- in(L, X); b(L, X) :- in2(L, X); }\\n'
@@ -17,20 +19,18 @@ from __future__ import annotations
 
 from sparkdedalus.analysis.decoupling import decoupling
 from sparkdedalus.rewrite.decouple import decouple
-from sparkdedalus.rewrite.rule import Rule, Target, Verdict
+from sparkdedalus.rewrite.naming import name_part
+from sparkdedalus.rewrite.relays import emptied
+from sparkdedalus.rewrite.rule import Rule, RewriteError, Target, Verdict
 from sparkdedalus.rewrite.scope import relayed
 
 
-def new_name(program, component: str) -> str:
-    """`COMPONENT_2`, or the first `COMPONENT_k` not taken."""
-    k = 2
-    while f"{component}_{k}" in program.components:
-        k += 1
-    return f"{component}_{k}"
-
-
 class Decoupling(Rule):
-    """A decoupling rewrite: its name in the analyses and its mechanism."""
+    """A decoupling rewrite: its name in the analyses and its mechanism. It
+    redirects the senders of the moved rules' inputs outside the scope too,
+    but for the clients' (`rewrite.scope`), which it relays."""
+
+    REROUTES = True
 
     def __init__(self, rewrite: str, mechanism: str):
         self.REWRITE, self.mechanism_name = rewrite, mechanism
@@ -47,11 +47,14 @@ class Decoupling(Rule):
         return Verdict(verdict.applies, verdict.reasons)
 
     def mechanism(self, program, target: Target) -> tuple:
-        name = target.name or new_name(program, target.component)
+        name = target.name or name_part(program, target.component, target.rules)
         heads = ", ".join(dict.fromkeys(program.rules[i].head.name for i in target.rules))
-        relay = relayed(program, target.scope, target.rules) if target.scope is not None else set()
-        return decouple(program, target.component, target.rules, name, self.mechanism_name, relay), \
-            [f"{target.component} -> {name}: {self.REWRITE} decoupling of {heads}"]
+        relay = relayed(program, target.scope, target.rules, reroutes=True) if target.scope is not None else set()
+        rewritten = decouple(program, target.component, target.rules, name, self.mechanism_name, relay)
+        if through := emptied(program, rewritten, target.component, target.rules):
+            raise RewriteError(f"component {target.component!r} would only forward {', '.join(through)}, which "
+                               f"its senders could send to the new nodes themselves: nothing stays")
+        return rewritten, [f"{target.component} -> {name}: {self.REWRITE} decoupling of {heads}"]
 
 
 mutually_independent = Decoupling("mutually independent", "redirect")  # 3.1, A.1

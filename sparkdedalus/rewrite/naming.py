@@ -11,9 +11,13 @@ text tells it:
 - `M_handlers`: otherwise, the rules that handle the input M (2PC's
   participants: voters `prepare_handlers`, ackers `commit_handlers`).
 
-M is a relation the moved rules read and do not derive (not constant),
-the first by rule order that feeds the aggregate, or the sent relation. A
-name the program uses as a component gets `_2`, `_3`, ...
+M is a relation the moved rules read and do not derive (not constant; a
+relation they only keep, persisted or GC'd, counts as read: the monotonic
+vote collector of `allVotes`), the first by rule order that feeds the
+aggregate, or the sent relation. A name the program uses as a component
+gets `_2`, `_3`, ...; rules with no role give `COMPONENT_2` (`new_name`).
+`rewrite --auto`, `--decouple` without a name and `optimize` all name the
+parts they create with `name_part`.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component k { n(L, count<P>) :- got(L, P); got(L, P) :- vote(L, P); '
@@ -21,6 +25,8 @@ name the program uses as a component gets `_2`, `_3`, ...
 ...                   'component s { vote(D, 1)@async :- go(L, D); }\\npeer("k", "s"); in("k", 1)@2;')
 >>> part_name(p, [0, 1]), part_name(p, [2]), part_name(p, [3])
 ('vote_collectors', 'out_broadcasters', 'in_handlers')
+>>> name_part(Program.parse('component k { a(L, 1) :- peer(L, _); }\\npeer("k", "s");'), "k", [0])  # no input
+'k_2'
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from sparkdedalus.syntax import ast
 def _role(program, rules: list) -> tuple | None:
     """(role, message) of the rules moved, or None when they read no input."""
     constant = constant_relations(program)
-    derived = {r.head.name: [d for d in rules if d.head.name == r.head.name] for r in rules}
+    derived = {r.head.name: [d for d in rules if d.head.name == r.head.name and not _keeps(d)] for r in rules}
+    derived = {name: found for name, found in derived.items() if found}  # kept only: an input
 
     def inputs(start: list) -> list:
         found, seen, todo = [], set(), list(start)
@@ -59,6 +66,11 @@ def _role(program, rules: list) -> tuple | None:
     return ("handlers", fed[0]) if fed else None
 
 
+def _keeps(rule) -> bool:
+    """Whether `rule` keeps its relation (reads it: persistence, GC'd or not)."""
+    return rule.head.name in {a.name for a in rule.positive_atoms}
+
+
 def part_name(program, rules) -> str | None:
     """The name of the part made of the rules `rules` (indices) by their
     role (module docstring), free as a component name; None: no role."""
@@ -70,3 +82,19 @@ def part_name(program, rules) -> str | None:
     while name in program.components:
         name, k = f"{base}_{k}", k + 1
     return name
+
+
+def new_name(program, component: str) -> str:
+    """`COMPONENT_2`, or the first `COMPONENT_k` not taken."""
+    k = 2
+    while f"{component}_{k}" in program.components:
+        k += 1
+    return f"{component}_{k}"
+
+
+def name_part(program, component: str, rules) -> str:
+    """The name of the part of `component` made of the rules `rules`: by
+    their role (`part_name`), else `new_name`. Every rewrite that names a
+    part it creates (`--auto`, `--decouple` without NEWNAME, `optimize`)
+    names it so."""
+    return part_name(program, rules) or new_name(program, component)

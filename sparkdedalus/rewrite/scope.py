@@ -4,8 +4,8 @@ cannot be applied"): the components whose rules it may change. A rewrite
 with a scope leaves the rules of every other component as they are written,
 and the *events* as they are given (`outside_change` names the first rule
 or event it changes otherwise), and a decoupling relays through the
-component what comes from outside to the moved rules (`relayed`) instead of
-redirecting it.
+component what the clients and events give the moved rules (`relayed`)
+instead of redirecting it.
 
 An event is a fact given at a tick of a relation that is not persisted:
 something the environment (a client the program does not spell out) sends
@@ -14,10 +14,12 @@ relation given at a tick is a node's own state that changes (voting's
 `opinion("p3", "b1", "yes")@4`), which a rewrite may move with its node.
 
 A partitioning (`reroutes`) routes every sender of the component by the key
-of what it sends (B.1): it may rewrite the sending rules of components
-outside the scope, but not those of a *client* (`clients`), which the paper
-leaves outside every rewrite (5.1): voting's leader is not partitioned, as
-its client would have to pick a partition.
+of what it sends (B.1), and a decoupling redirects the senders of the moved
+rules' inputs to the new node (3.1): both may rewrite the sending rules of
+components outside the scope, but not those of a *client* (`clients`), which
+the paper leaves outside every rewrite (5.1): voting's leader is not
+partitioned, as its client would have to pick a partition, and relays the
+client's requests to the broadcasters.
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component c { q(L, X)@async :- ask(C, L, X); }\\n'

@@ -6,7 +6,8 @@ print the program (docs/rewrites.md).
 
 RULES: comma-separated selectors, each a head relation (every rule of the
 component deriving it) or a line number (the rule there). NEWNAME defaults
-to COMPONENT_2. The first decoupling whose precondition holds is applied
+to the name of the part by its role, as `--auto` and `optimize` name parts
+(`rewrite.naming`: `vote_collectors`, ..; COMPONENT_2 when the rules have none). The first decoupling whose precondition holds is applied
 (mutually independent, functional, monotonic, state machine, asymmetric); when
 none holds the rewrite is refused with the reasons (exit 1), unless `--force`,
 which applies the monotonic mechanism and marks the output unchecked. `--decouple` repeats:
@@ -69,7 +70,7 @@ def _spec(text: str) -> tuple:
     if len(parts) not in (2, 3) or not all(parts):
         raise ArgumentTypeError(f"expected COMPONENT:RULES[:NEWNAME], got '{text}'")
     component, rules = parts[0], [s.strip() for s in parts[1].split(",")]
-    return component, rules, parts[2] if len(parts) == 3 else f"{component}_2"
+    return component, rules, parts[2] if len(parts) == 3 else None
 
 
 def _partition_spec(text: str) -> tuple:
@@ -131,11 +132,14 @@ def _coordinate(program, notes: list):
     return program
 
 
-def _decouple(program, component: str, selectors: list, name: str, force: bool, notes: list):
+def _decouple(program, component: str, selectors: list, name: str | None, force: bool, notes: list):
     from sparkdedalus.rewrite import RewriteError, Target, decouple_first
     from sparkdedalus.rewrite.decouple import check_name, select
+    from sparkdedalus.rewrite.naming import name_part
     try:
-        target = Target(component, select(program, component, selectors), name)
+        rules = select(program, component, selectors)
+        name = name or name_part(program, component, rules)
+        target = Target(component, rules, name)
         check_name(program, name)
     except RewriteError as exc:
         raise UsageError(f"--decouple {component}:{','.join(selectors)}: {exc}") from None

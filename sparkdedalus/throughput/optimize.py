@@ -61,7 +61,7 @@ from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus.network import Network
 from sparkdedalus.rewrite import RewriteError
 from sparkdedalus.rewrite.decouple import select
-from sparkdedalus.rewrite.decouplings import new_name
+from sparkdedalus.rewrite.naming import name_part
 from sparkdedalus.rewrite.partial_partition import coordinator_of
 from sparkdedalus.rewrite.scope import relayed
 from sparkdedalus.throughput.closed_loop import COMMITTED
@@ -180,7 +180,6 @@ def _moves(plan: Plan, component: str | None, max_partitions: int):
     program = plan.program
     if component is None or component not in _scope(plan):
         return
-    name = new_name(program, component)
     splits = [c.rules for c in decouplings(program, component) if c.applicable]
     constant = constant_relations(program)
     rest = tuple(i for i in component_rules(program, component) if program.rules[i].head.name not in constant)
@@ -190,7 +189,7 @@ def _moves(plan: Plan, component: str | None, max_partitions: int):
         selectors = tuple(dict.fromkeys(program.rules[i].head.name for i in rules))
         try:
             if select(program, component, list(selectors)) == tuple(rules):
-                yield plan.steps + (Step("decouple", component, selectors, name),)
+                yield plan.steps + (Step("decouple", component, selectors, name_part(program, component, rules)),)
         except RewriteError:
             continue
     done = [i for i, s in enumerate(plan.steps) if s.kind == "partition" and s.component == component]
