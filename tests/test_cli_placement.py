@@ -92,3 +92,14 @@ def test_a_small_fault_space_needs_no_java():
     found, oracle = json.loads(driver.stdout), json.loads(reference.stdout)
     assert len(found["counterexamples"]) == 48
     assert found["counterexamples"] == oracle["counterexamples"]
+
+
+def test_why_on_the_spark_engine_needs_no_java_for_a_small_run():
+    """`why --engine spark`: the run and its provenance in the driver, no Java;
+    the reference engine's answer, word for word."""
+    args = [BROADCAST, "--ticks", "3", 'log("c", "hi")@3']
+    driver = sparkdedalus("why", *args, "--engine", "spark", env=without_java())
+    reference = sparkdedalus("why", *args, "--engine", "reference")
+    assert driver.returncode == reference.returncode == 0, driver.stderr
+    assert "message from \"a\" sent at tick 1" in driver.stdout
+    assert driver.stdout == reference.stdout

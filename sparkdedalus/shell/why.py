@@ -27,6 +27,7 @@ from sparkdedalus.errors import UsageError
 from sparkdedalus.network import Network
 from sparkdedalus.shell.check import add_hidden_strict
 from sparkdedalus.shell.options import integer, key_value, network, writable, write_text
+from sparkdedalus.shell.run_spark import DEFAULT_MASTER
 
 FORMATS = ("text", "json", "html")
 
@@ -45,7 +46,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--out", metavar="FILE", type=writable, help="the HTML file --format html writes")
     parser.add_argument("--engine", default="reference", choices=("reference", "spark"),
                         help="reference (default) or spark (the same answer, from Spark's provenance)")
-    parser.add_argument("--master", metavar="URL", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument("--master", metavar="URL", default=DEFAULT_MASTER, help="Spark master (default local[2])")
     parser.add_argument("--remote", metavar="URL", help="use Spark Connect at URL")
     parser.add_argument("--conf", metavar="KEY=VALUE", action="append", default=[], type=key_value,
                         help="a Spark setting for the session the command creates (repeatable)")
@@ -92,11 +93,11 @@ def _trace(args, new_session, program, ticks: int, network):
     if args.engine == "reference":
         from sparkdedalus.reference import run
         return run(program, ticks=ticks, network=network, inputs_dir=args.inputs, provenance=True)
-    from sparkdedalus.shell.run_spark import spark_session
+    from sparkdedalus.shell.run_spark import command_session
     from sparkdedalus.spark.engine import Engine
     from sparkdedalus.spark.provenance import Collected
     args.conf_settings = dict(args.conf)
-    spark = (new_session or spark_session)(args)
+    spark = command_session(args, new_session)
     return Collected(Engine(spark).run(program, ticks=ticks, network=network, inputs_dir=args.inputs,
                                        provenance=True))
 
