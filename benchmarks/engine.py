@@ -49,6 +49,12 @@ else there (the JVM's standard output is sent to standard error). Every line has
   benchmarks/ramp_workload.py): per-tick seconds and the median steady tick over the
   floor (target <= 6), its last tick against the reference evaluator, and the reference
   evaluator's whole run beside the engine's;
+- "ramp_molly": benchmarks/programs/ramp_molly_shape.ded, RAMP-Fast with the shape of
+  Molly's RAMP program (issue 47: 47 rules over 40 relations, 10 negations, 7 aggregates,
+  6 strata, a few hundred facts a tick, its workload in its text): `sparkdedalus run
+  --ticks 5` as a user runs it (a whole process each), with the Spark engine (its default
+  placement) and with the reference evaluator, alternated, 3 times each: the medians and
+  their ratio (target <= 3), the outputs equal;
 - "voting_cli": `sparkdedalus run` as a user runs it (a whole process, session included)
   on voting_bench.ded with `.input` CSV files of 100, 1,000 and 10,000 ballots, with the
   Spark engine and with the reference evaluator, and the ratio of their wall times;
@@ -101,7 +107,7 @@ from ramp_workload import RAMP_DEFAULT, RAMP_WORKLOAD, ramp_edb, ramp_ticks  # n
 BUSY: list = []  # threads that outlived their time limit (driver-side planning cannot be cancelled)
 
 TARGETS = {"tick_over_floor": 4.0, "broadcast_largest_over_smallest": 3.0, "late_over_early_tick": 1.3,
-           "ramp_tick_over_floor": 6.0}
+           "ramp_tick_over_floor": 6.0, "ramp_molly_cli_over_reference": 3.0}
 
 
 # ------------------------------------------------------------------ output
@@ -427,6 +433,53 @@ def ramp(spark, jobs, floor_seconds, size: dict, steady_from: int, edb_mode: str
 
 
 # ------------------------------------------------------------------ the CLI, Spark against the reference
+def cli_run(path: Path, ticks: int, engine: str, limit: float, conf: dict | None = None) -> tuple[float | None, str]:
+    """`sparkdedalus run PATH --ticks TICKS --quiet --engine ENGINE` in a process of its
+    own: (wall seconds, standard output) or (None, "timeout"), "exit N" for a failure."""
+    command = [sys.executable, "-c", "import sys; from sparkdedalus.shell.cli import main; "
+               "sys.exit(main(sys.argv[1:]))", "run", str(path), "--ticks", str(ticks), "--quiet", "--engine", engine]
+    for key, value in (conf or {}).items():
+        command += ["--conf", f"{key}={value}"]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=limit, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+    return round(time.perf_counter() - started, 3), (done.stdout if done.returncode == 0 else f"exit {done.returncode}")
+
+
+def ramp_molly(ticks: int, reps: int, limit: float) -> None:
+    """benchmarks/programs/ramp_molly_shape.ded (RAMP-Fast with the shape of Molly's RAMP
+    program) run by the CLI as a user runs it, a whole process each, `reps` times with
+    the Spark engine (its default placement) and with the reference evaluator, alternated;
+    the medians, their ratio (target <= 3) and whether every output is the reference's."""
+    from sparkdedalus import Program
+    from sparkdedalus.reference.evaluator import run as reference_run
+
+    path = PROGRAMS / "ramp_molly_shape.ded"
+    program = Program.from_files(str(path))
+    trace = reference_run(program, ticks)
+    facts = [sum(len(trace.relation(n, t)) for n in program.relations) for t in range(1, ticks + 1)]
+    seconds: dict = {"spark": [], "reference": []}
+    outputs: dict = {"spark": set(), "reference": set()}
+    for _ in range(reps):
+        for engine in ("spark", "reference"):
+            took, out = cli_run(path, ticks, engine, limit)
+            seconds[engine].append(took)
+            outputs[engine].add(out)
+    spark_median = median(s for s in seconds["spark"] if s is not None)
+    reference_median = median(s for s in seconds["reference"] if s is not None)
+    same = (len(outputs["spark"] | outputs["reference"]) == 1
+            and not next(iter(outputs["spark"])).startswith(("exit", "timeout")))
+    emit("ramp_molly", ticks=ticks, reps=reps, rules=len(program.rules), relations=len(program.relations),
+         negations=sum(len(r.negated_atoms) for r in program.rules),
+         aggregate_rules=sum(1 for r in program.rules if r.aggregates), strata=len(program.strata),
+         facts_per_tick=facts, spark_seconds=seconds["spark"], reference_seconds=seconds["reference"],
+         spark_seconds_median=spark_median, reference_seconds_median=reference_median,
+         spark_over_reference=ratio(spark_median, reference_median),
+         target_spark_over_reference=TARGETS["ramp_molly_cli_over_reference"], outputs_equal=same)
+
+
 VOTING_INPUTS = """
 .input ask_at from "ask_at.csv"
 .input opinion from "opinion.csv"
@@ -1206,8 +1259,10 @@ def large_input(spark, jobs, rows: int, ticks: int, formats: list, limit: float)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs,aggregates",
-                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,voting_cli,inputs,"
+    parser.add_argument("--only", default="floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,ramp_molly,voting_cli,inputs,"
+                                          "aggregates",
+                        help="comma-separated subset of floor,2pc,broadcast,creep,growth,tc,sg,pt,ramp,ramp_molly,"
+                             "voting_cli,inputs,"
                              "aggregates "
                              "(the floor is always measured)")
     parser.add_argument("--tc-limit", type=float, default=None,
@@ -1238,14 +1293,15 @@ def main(argv=None) -> int:
                      tc_limit=120, run_budget=300, text_facts=(500, 3), large_input=(10_000, 3, ["parquet"]),
                      sg=[60], pt=[10], reference_up_to={"sg": 60, "pt": 10},
                      ramp=({"transactions": 8, "keys": 6, "partitions": 2, "reads": 4, "seed": 1}, 3),
-                     voting_cli=([20], 6), aggregates=[300])
+                     ramp_molly=(5, 1), voting_cli=([20], 6), aggregates=[300])
     else:
         sizes = dict(floor_reps=20, floor_warmup=5, tpc=(100, 5, 30, 5), bc_sizes=[3, 30, 300, 3000], bc_ticks=12,
                      bc_from=5, creep=(30, 200, (5, 15), (190, 200)), growth=(50, 60, (5, 15), (50, 60)),
                      tc=[(500, 1000), (1500, 3000), (5000, 10000)], tc_limit=600, run_budget=600,
                      text_facts=(50_000, 10), large_input=(1_000_000, 3, ["parquet", "delta"]),
                      sg=[500, 2000, 10000], pt=[100, 500, 2000], reference_up_to={"sg": 0, "pt": 100},
-                     ramp=(None, 5), voting_cli=([100, 1000, 10000], 6), aggregates=[10_000, 100_000])
+                     ramp=(None, 5), ramp_molly=(5, 3), voting_cli=([100, 1000, 10000], 6),
+                     aggregates=[10_000, 100_000])
     if args.aggregate_sizes:
         sizes["aggregates"] = [int(n) for n in args.aggregate_sizes.split(",")]
     if args.tc_sizes:
@@ -1290,6 +1346,7 @@ def main(argv=None) -> int:
                                           sizes["reference_up_to"]["pt"])),
         ("ramp", lambda: ramp(spark, jobs, floor_seconds, sizes["ramp"][0] or RAMP_DEFAULT, sizes["ramp"][1],
                               args.edb_as, budget)),
+        ("ramp_molly", lambda: ramp_molly(*sizes["ramp_molly"], limit=budget)),
         ("voting_cli", lambda: voting_cli(*sizes["voting_cli"], limit=budget)),
         ("inputs", lambda: (text_facts(spark, jobs, *sizes["text_facts"], limit=budget),
                             large_input(spark, jobs, *sizes["large_input"], limit=budget))),

@@ -7,11 +7,13 @@ the reference's facts at every tick."""
 
 from __future__ import annotations
 
+import pytest
+
 from reference_helpers import rows
 from sparkdedalus import Program
 from sparkdedalus.reference import run
 from sparkdedalus.shell.cli import main
-from test_benchmarks_smoke import REPO
+from test_benchmarks_smoke import REPO, quick_run
 
 RAMP = str(REPO / "benchmarks" / "programs" / "ramp_molly_shape.ded")
 
@@ -77,3 +79,13 @@ def test_the_spark_engine_in_the_driver_gives_the_references_facts():
     assert [s.placement for s in engine_run.stats] == ["driver"] * 5
     for tick in range(1, 6):
         assert engine_run.facts(tick, relations=names) == {n: set(trace.relation(n, tick)) for n in names}, tick
+
+
+@pytest.mark.slow
+def test_quick_engine_benchmark_ramp_molly_step():
+    """`benchmarks/engine.py --quick --only ramp_molly`: the CLI's Spark engine and the
+    reference evaluator print the same facts, timed (a JVM for the benchmark's floor)."""
+    (line,) = [x for x in quick_run("engine.py", "--only", "ramp_molly") if x["measurement"] == "ramp_molly"]
+    assert line["outputs_equal"] is True, line
+    assert (line["rules"], line["relations"], line["negations"], line["strata"]) == (47, 40, 10, 6)
+    assert line["spark_seconds_median"] > 0 and line["reference_seconds_median"] > 0
