@@ -6,6 +6,7 @@ translations; what Hydroflow cannot say is one located line each, exit 2."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -18,7 +19,8 @@ from test_hydroflow_import import HYDROFLOW, PROTOCOLS, facts_of, history, roles
 
 
 def shape(program: Program) -> tuple:
-    return (sorted(r.text() for r in program.rules), sorted(f"{f.atom} {f.tick}" for f in program.facts),
+    rules = [f"persist {r.head.name}" if r.persistence else re.sub(r"_#\d+", "_", r.text()) for r in program.rules]
+    return (sorted(rules), sorted(f"{f.atom} {f.tick}" for f in program.facts),
             sorted(program.outputs), sorted(program.persisted), program.components)
 
 

@@ -29,10 +29,11 @@ PROTOCOLS = {
     "paxos": (("proposer", "acceptor"), {}, 8),
     "monotonic": (("leader", "replica"), {}, 10),
     "dependencies": (("leader", "replica"), {}, 9),
+    "state_machine": (("leader", "replica"), {}, 10),
 }
 #: the relation each answers its client with
 REPLY = {"voting": "clientOut", "two_phase_commit": "clientOut", "paxos": "clientOut", "monotonic": "response",
-         "dependencies": "reply"}
+         "dependencies": "reply", "state_machine": "clientOut"}
 
 
 def roles_of(name: str) -> list:
@@ -194,7 +195,7 @@ def test_cli_refuses_a_role_without_a_file(capsys):
 
 #: a relation each protocol keeps, to compare at the last tick
 KEPT = {"voting": "storage", "two_phase_commit": "log", "paxos": "log", "monotonic": "committed",
-        "dependencies": "storage"}
+        "dependencies": "storage", "state_machine": "storage"}
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
@@ -251,3 +252,9 @@ def test_cli_refuses_what_does_not_check_at_the_rust_rule(tmp_path, capsys):
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"{rust}:2:1: ") and "'z'" in line
     assert not (tmp_path / "out.ded").exists()
+
+
+def test_a_relation_two_roles_have_is_two_relations():
+    text = import_text(roles_of("state_machine"))
+    assert "leader.ballots(loc, b) :- startBallot(loc, b);" in text
+    assert "replica.ballots(loc, b) :- ballotToReplica(loc, b);" in text and " ballots(" not in text

@@ -25,6 +25,7 @@ t@M(X) :~ s(X), p(M)
 from __future__ import annotations
 
 import os
+import re
 
 from sparkdedalus.hydroflow.errors import HydroflowError
 from sparkdedalus.syntax import ast
@@ -102,12 +103,18 @@ def _component(statements: list, sent: set, derived: set, all_rules: list, compo
     lines += [f".persist {name}" for name in sorted(persisted, key=_order(rules))]
     for rule in rules:
         try:
-            lines.append(_rule(rule))
+            lines.append(_rule(rule, component))
         except HydroflowError as exc:
             errors += exc.lines
     if errors:
         raise HydroflowError(errors)
-    return lines, nodes
+    return [_declared_locally(line, component) for line in lines], nodes
+
+
+def _declared_locally(line: str, component: str) -> str:
+    """A declaration line (or a rule, already local) with `component.` dropped
+    from the relation names, as `_local` drops it in rules."""
+    return re.sub(rf"(?<![A-Za-z0-9_.]){re.escape(component)}\.", "", line)
 
 
 def _read_anywhere(name: str, all_rules: list) -> bool:
@@ -171,7 +178,7 @@ def _rust_value(value, name: str, errors: list) -> str:
     return "0"
 
 
-def _rule(rule: ast.Rule) -> str:
+def _rule(rule: ast.Rule, component: str) -> str:
     head = rule.head
     if not head.args:
         raise HydroflowError([f"{head.pos}: {head.name} has no location attribute"])
@@ -189,9 +196,19 @@ def _rule(rule: ast.Rule) -> str:
         else:
             fields.append(_head_arg(arg, rule))
     at = "" if rule.delivery != "async" else "@" + _at(location, rule)
-    body = [_literal(lit, here, rule) for lit in rule.body if not isinstance(lit, ast.Choose)]
+    body = [_literal(lit, here, component) for lit in rule.body if not isinstance(lit, ast.Choose)]
     _check_own_location(rule, here)
-    return f"{head.name}{at}({', '.join(fields)}) {_KIND[rule.delivery]} {', '.join(body)}"
+    return f"{_local(head.name, component, head.pos)}{at}({', '.join(fields)}) {_KIND[rule.delivery]} {', '.join(body)}"
+
+
+def _local(name: str, component: str, pos) -> str:
+    """A relation's Hydroflow name in `component`: `component.x` (a relation two
+    roles both have, as the import names it) is `x` there."""
+    if name.startswith(component + "."):
+        name = name[len(component) + 1:]
+    if "." in name:
+        raise HydroflowError([f"{pos}: the relation name {name} is not a Hydroflow identifier"])
+    return name
 
 
 def _location_var(rule: ast.Rule) -> ast.Var:
@@ -244,15 +261,15 @@ def _at(location, rule) -> str:
     return text if isinstance(location, (ast.Var, ast.Const)) else f"({text})"
 
 
-def _literal(literal, here: ast.Var, rule) -> str:
+def _literal(literal, here: ast.Var, component: str) -> str:
     if isinstance(literal, ast.Negated):
-        return "!" + _atom(literal.atom, here)
+        return "!" + _atom(literal.atom, here, component)
     if isinstance(literal, ast.Atom):
-        return _atom(literal, here)
+        return _atom(literal, here, component)
     return f"({_expr(literal.left)} {literal.op} {_expr(literal.right)})"
 
 
-def _atom(atom: ast.Atom, here: ast.Var) -> str:
+def _atom(atom: ast.Atom, here: ast.Var, component: str) -> str:
     fields = []
     for arg in atom.args[1:]:
         if isinstance(arg, ast.Wildcard):
@@ -262,9 +279,7 @@ def _atom(atom: ast.Atom, here: ast.Var) -> str:
         else:
             raise HydroflowError([f"{arg.pos}: a constant or an expression in a body atom: Hydroflow atoms hold "
                                   f"variables (bind a variable and compare it)"])
-    if "." in atom.name:
-        raise HydroflowError([f"{atom.pos}: the relation name {atom.name} is not a Hydroflow identifier"])
-    return f"{atom.name}({', '.join(fields)})"
+    return f"{_local(atom.name, component, atom.pos)}({', '.join(fields)})"
 
 
 def _expr(expr) -> str:

@@ -1,7 +1,8 @@
 """Build one distributed Dedalus program from Hydroflow `datalog!` files, one per role.
 
 Each file is a component named by its role, and every relation gets the node
-as its first attribute (`loc`). `:+` rules become `@next` rules and `:~`
+as its first attribute (`loc`); a relation two roles both have (not a
+channel) is two relations, `ROLE.name` in each. `:+` rules become `@next` rules and `:~`
 rules `@async` ones, sent to the location their head names (`rel@addr(...)`):
 an `.async` channel declared on two roles is one relation. `.persist` and
 `.static` become `.persist`; `.output`, and `.async` channels only one role
@@ -25,6 +26,8 @@ leader {
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sparkdedalus.hydroflow.errors import HydroflowError
 from sparkdedalus.hydroflow.reader import HfRule, Target, read
 from sparkdedalus.hydroflow.snippets import HostData, Rows, meaning
@@ -47,6 +50,7 @@ def translate(sources: list, nodes: dict | None = None) -> str:
         except HydroflowError as exc:
             errors += exc.lines
     channels = _channels(programs)
+    programs = _qualified(programs, channels)
     blocks, filled = [], []
     for role, declarations in programs:
         block, facts = [], []
@@ -136,7 +140,7 @@ def _rule(rule: HfRule) -> ast.Rule:
     loc = ast.Var(_fresh("loc", names))
     renamed = {word: _fresh(word + "_", names) for word in _CONSTANT_WORDS if word in names}
     if renamed:
-        rule = _renamed(rule, renamed)
+        rule = _renamed(rule, names=renamed)
         head = rule.head
     if head.at is not None and rule.kind != ":~":
         raise HydroflowError([f"{head.at.pos}: a location on the head of a `{rule.kind}` rule: "
@@ -160,8 +164,10 @@ def _rule(rule: HfRule) -> ast.Rule:
     return ast.Rule(ast.Atom(head.name, (location, *args), None, head.pos), _DELIVERY[rule.kind], body, rule.pos)
 
 
-def _renamed(rule: HfRule, names: dict) -> HfRule:
-    """`rule` with the variables of `names` renamed (every term, atom and comparison)."""
+def _renamed(rule: HfRule, names: dict | None = None, relations: dict | None = None) -> HfRule:
+    """`rule` with the variables of `names` and the relations of `relations` renamed."""
+    names, relations = names or {}, relations or {}
+
     def term(node):
         if isinstance(node, ast.Var):
             return ast.Var(names.get(node.name, node.name), node.pos)
@@ -170,7 +176,7 @@ def _renamed(rule: HfRule, names: dict) -> HfRule:
         if isinstance(node, ast.Aggregate) and node.var is not None:
             return ast.Aggregate(node.func, term(node.var), node.pos)
         if isinstance(node, ast.Atom):
-            return ast.Atom(node.name, tuple(term(a) for a in node.args), node.time, node.pos)
+            return ast.Atom(relations.get(node.name, node.name), tuple(term(a) for a in node.args), node.time, node.pos)
         if isinstance(node, ast.Negated):
             return ast.Negated(term(node.atom), node.pos)
         if isinstance(node, ast.Comparison):
@@ -178,8 +184,36 @@ def _renamed(rule: HfRule, names: dict) -> HfRule:
         return node
     head = rule.head
     at = term(head.at) if head.at is not None else None
-    return HfRule(Target(head.name, at, tuple(term(a) for a in head.args), head.pos), rule.kind,
-                  tuple(term(lit) for lit in rule.body), rule.pos)
+    return HfRule(Target(relations.get(head.name, head.name), at, tuple(term(a) for a in head.args), head.pos),
+                  rule.kind, tuple(term(lit) for lit in rule.body), rule.pos)
+
+
+def _qualified(programs: list, channels: dict) -> list:
+    """The programs with every relation local to two roles or more named
+    `ROLE.name` in each: in Hydroflow each role has its own (a channel is shared)."""
+    roles_of = {}
+    for role, declarations in programs:
+        for name in _relations(declarations):
+            roles_of.setdefault(name, set()).add(role)
+    shared = {name for name, roles in roles_of.items() if len(roles) > 1 and name not in channels}
+    qualified = []
+    for role, declarations in programs:
+        names = {name: f"{role}.{name}" for name in shared}
+        qualified.append((role, [_renamed(item, relations=names) if isinstance(item, HfRule)
+                                 else replace(item, name=names.get(item.name, item.name)) for item in declarations]))
+    return qualified
+
+
+def _relations(declarations: list) -> set:
+    found = set()
+    for item in declarations:
+        if isinstance(item, HfRule):
+            found.add(item.head.name)
+            found |= {(lit.atom if isinstance(lit, ast.Negated) else lit).name for lit in item.body
+                      if isinstance(lit, (ast.Atom, ast.Negated))}
+        else:
+            found.add(item.name)
+    return found
 
 
 def _literal_vars(literal) -> list:
