@@ -120,3 +120,22 @@ def test_every_partitioning_explain_offers_is_applied_and_every_refused_one_refu
             offered, refused = offered + bool(part["rewrites"]), refused + bool(part["refused"])
     # (a component whose parts are not state machines (A.4) has no partial policy: not counted here)
     assert offered > 20 and refused >= 2
+
+
+def test_candidates_print_their_rules(capsys):
+    # issue 49: the co-hashing leader has two candidates deriving allVotes, voteCounts,
+    # committed and reply: its independent part (lines 37-41, with the rule that takes
+    # voteFromReplica in) and what is downstream of voteCounts (38-41); each prints its
+    # rules (file:line; in JSON with their text)
+    path = os.path.join(EXAMPLES, "microbenchmarks", "partitioning_cohashing.ded")
+    assert cli.main(["explain", path, "--component", "leader"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    heads = "{allVotes, voteCounts, committed, reply}"
+    starts = [i for i, line in enumerate(text) if line.startswith(f"      {heads} (")]
+    rules = [text[i + 1 + next(k for k, line in enumerate(text[i + 1:]) if "rules: " in line)] for i in starts]
+    assert rules == ["        rules: " + ", ".join(f"{path}:{n}" for n in lines)
+                     for lines in ([37, 38, 39, 40, 41], [38, 39, 40, 41])]
+    leader = _explained(capsys, path, "leader")
+    first = leader["decouplings"][1]["rules"][0]
+    assert first == {"index": first["index"], "head": "allVotes", "where": f"{path}:37:5",
+                     "text": "allVotes(L, I, C, Id, V) :- voteFromReplica(L, I, C, Id, V);"}

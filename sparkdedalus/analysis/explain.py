@@ -2,7 +2,9 @@
 `seal` head stands for, whether the program is confluent (and its points of
 order), what garbage collection can reclaim (`analysis/gc.py`), and per
 component its roles, distribution policy (and every valid partition key,
-`analysis.partition_keys`) and decoupling candidates, with reasons.
+`analysis.partition_keys`) and decoupling candidates, with reasons and
+their rules (file:line; in JSON with their text too: candidates that derive
+the same relations by other rules differ).
 
 `report(program)` is the data (the JSON of `explain --format json`, schema in
 docs/analyses.md); `explain(program)` renders the same data as text. The
@@ -126,6 +128,8 @@ def _candidate(program, candidate, refusals) -> dict:
     """A candidate's JSON: `rewrites` those that apply, `refused` the others
     the analyses allow, with the rewrite's reasons."""
     data = candidate.to_json()
+    for rule in data["rules"]:
+        rule["text"] = _rule_text(program.rules[rule["index"]])
     refused = {name: refusals(program, candidate.component, candidate.rules, name) if refusals else ()
                for name in data["rewrites"]}
     data["rewrites"] = [name for name, reasons in refused.items() if not reasons]
@@ -221,7 +225,13 @@ def _component_text(comp: dict) -> list[str]:
             why = f"; e.g. {_reason(first)}" if first else ""
             lines.append(f"      {{{heads}}} ({cand['found_by']}): no rewrite{why}")
         lines += [f"        refused by the {r['rewrite']} rewrite: {_reason(r['reasons'][0])}" for r in cand["refused"]]
+        lines.append("        rules: " + ", ".join(_line(rule["where"]) for rule in cand["rules"]))
     return lines
+
+
+def _line(where: str) -> str:
+    """`file:line` of a `file:line:col` position."""
+    return where.rsplit(":", 1)[0]
 
 
 def _grouped(reasons: list) -> list[str]:
