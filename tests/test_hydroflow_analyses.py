@@ -71,7 +71,9 @@ def test_rewrite_auto_decides_the_same_and_answers_the_same(name, tmp_path, caps
 OFFERED = {"voting": "mutually independent", "two_phase_commit": "partitioning (co-hashing)",
            "paxos": "partitioning (partial)", "monotonic": "(downstream of numVotes): monotonic",
            "dependencies": "(downstream of collisions): state machine",
-           "state_machine": "replicate: ballotToReplica, replica.ballots, replica.maxBallot"}
+           "state_machine": "replicate: ballotToReplica, replica.ballots, replica.maxBallot",
+           "functional": "{signed, voteToReplica} (independent part): mutually independent, functional",
+           "cohashing": "partitioning (co-hashing): voteToReplica by c2, storage by c1, versions by c1"}
 
 
 @pytest.mark.parametrize("name", sorted(OFFERED))

@@ -30,10 +30,12 @@ PROTOCOLS = {
     "monotonic": (("leader", "replica"), {}, 10),
     "dependencies": (("leader", "replica"), {}, 9),
     "state_machine": (("leader", "replica"), {}, 10),
+    "functional": (("leader", "replica"), {"replica": ["r1", "r2", "r3"]}, 7),
+    "cohashing": (("leader", "replica"), {}, 8),
 }
 #: the relation each answers its client with
 REPLY = {"voting": "clientOut", "two_phase_commit": "clientOut", "paxos": "clientOut", "monotonic": "response",
-         "dependencies": "reply", "state_machine": "clientOut"}
+         "dependencies": "reply", "state_machine": "clientOut", "functional": "clientOut", "cohashing": "clientOut"}
 
 
 def roles_of(name: str) -> list:
@@ -195,7 +197,7 @@ def test_cli_refuses_a_role_without_a_file(capsys):
 
 #: a relation each protocol keeps, to compare at the last tick
 KEPT = {"voting": "storage", "two_phase_commit": "log", "paxos": "log", "monotonic": "committed",
-        "dependencies": "storage", "state_machine": "storage"}
+        "dependencies": "storage", "state_machine": "storage", "functional": "storage", "cohashing": "storage"}
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
