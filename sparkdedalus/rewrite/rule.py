@@ -35,7 +35,7 @@ class RewriteError(ValueError):
 class Target:
     """What a rewrite applies to: a `component` (None: the whole program),
     the indices of its `rules` that a decoupling moves and the `name` of the
-    new component (None: `COMPONENT_2`, or the next free number), the
+    new component (None: by the role of its rules, `rewrite.naming`), the
     number of `partitions` per location of a partitioning and the `key`
     it must use (`analysis.partition_keys.Key`; None: the policy's), the
     components in `scope` (None: all), the only ones whose rules it may
