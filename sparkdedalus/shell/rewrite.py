@@ -9,7 +9,8 @@ component deriving it) or a line number (the rule there). NEWNAME defaults
 to the name of the part by its role, as `--auto` and `optimize` name parts
 (`rewrite.naming`: `vote_collectors`, ..; COMPONENT_2 when the rules have
 none). The first decoupling whose precondition holds is applied (mutually
-independent, functional, monotonic, state machine, asymmetric); when none holds the rewrite is refused with the reasons (exit 1), unless `--force`,
+independent, functional, monotonic, state machine, asymmetric); when none
+holds the rewrite is refused with the reasons (exit 1), unless `--force`,
 which applies the monotonic mechanism and marks the output unchecked. `--decouple` repeats:
 the rewrites compose in the order given. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
