@@ -64,6 +64,18 @@ def test_auto_leaves_no_component_forwarding_what_others_send(path, components, 
     assert main(["equiv", str(path), str(out), "--ticks", "30", *options]) == 0, options
 
 
+def test_auto_on_paxos_leaves_only_the_proposer_relaying_the_client_and_its_start(tmp_path, capsys):
+    # the p1b and p2b collectors leave the proposer, which relays the client's requests and
+    # the `start` events to the p1b collectors. (Not run through equiv here: the output
+    # assigns other slots than the base, reply("c1", "r1", 4, "x") for 1, as before issue 49.)
+    q = Program.from_files(str(_auto(PROTOCOLS / "paxos.ded", "proposer,acceptor", tmp_path, capsys)))
+    constant = constant_relations(q)
+    changing = {r.component for r in q.rules if not all(a.name in constant for a in r.positive_atoms)}
+    assert {c for c in changing if not works(q, c)} == {"proposer"}
+    assert {a.name for r in q.rules if r.component == "proposer" and not r.persistence
+            for a in r.positive_atoms} - constant == {"request", "start"}
+
+
 def test_auto_keeps_the_cohashing_replica_answering(tmp_path, capsys):
     # before: storage, then the vote, left the replica for two parts, the replica forwarding
     # voteToReplica to both (a hop on the path to the vote); now the vote's rule stays
