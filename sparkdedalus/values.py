@@ -1,6 +1,7 @@
 """Values of the dialect's types as Python holds them (both engines' inputs,
 the reference evaluator's facts): int/long are Python ints within 64 bits,
-double a float (ints widen), bool a bool, string a str.
+double a float (ints widen), bool a bool, string a str; `evaluate` gives an
+expression's value (the reference evaluator's and the analyses').
 
 >>> convert(3, "double")
 3.0
@@ -11,6 +12,12 @@ sparkdedalus.values.TypeMismatch: True is not a value of type int
 """
 
 from __future__ import annotations
+
+import math
+import operator
+
+from sparkdedalus.errors import UserError
+from sparkdedalus.syntax import ast
 
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -57,3 +64,56 @@ def from_text(text: str, typ: str):
     if typ == "bool":
         return text == "true"
     return text
+
+
+class NoValue(Exception):
+    """An expression has no value for this binding (division or modulo by
+    zero): the binding produces nothing."""
+
+
+class EvaluationError(UserError, ValueError):
+    """A run cannot go on (integer overflow, a value of the wrong type)."""
+
+
+def evaluate(expr, binding: dict):
+    """The value of `expr` under `binding`; raises `NoValue`."""
+    if isinstance(expr, ast.Const):
+        return expr.value
+    if isinstance(expr, ast.Var):
+        return binding[expr.name]
+    if isinstance(expr, ast.Neg):
+        return arith("-", 0, evaluate(expr.operand, binding))
+    if isinstance(expr, ast.BinOp):
+        return arith(expr.op, evaluate(expr.left, binding), evaluate(expr.right, binding))
+    raise EvaluationError(f"cannot evaluate {expr!r}")
+
+
+def arith(op: str, a, b):
+    """`a op b`: + - * / % on numbers (int op int stays int: / truncates toward
+    zero, % takes the sign of the dividend), + on two strings concatenates."""
+    if op == "+" and isinstance(a, str) and isinstance(b, str):
+        return a + b
+    if not (is_number(a) and is_number(b)):
+        raise EvaluationError(f"'{op}' needs two numbers (or two strings for '+'), got {a!r} and {b!r}")
+    if op in "/%" and b == 0:
+        raise NoValue("division by zero" if op == "/" else "modulo by zero")
+    if is_int(a) and is_int(b):
+        if op == "/":
+            result = _int_div(a, b)
+        elif op == "%":
+            result = a - b * _int_div(a, b)
+        else:
+            result = {"+": operator.add, "-": operator.sub, "*": operator.mul}[op](a, b)
+        if not INT_MIN <= result <= INT_MAX:
+            raise EvaluationError(f"integer overflow: {a} {op} {b} does not fit in 64 bits")
+        return result
+    a, b = float(a), float(b)
+    if op == "%":
+        return math.fmod(a, b)
+    return {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}[op](a, b)
+
+
+def _int_div(a: int, b: int) -> int:
+    """Integer division truncating toward zero (exact, no float)."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b > 0) else -quotient

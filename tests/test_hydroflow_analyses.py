@@ -70,7 +70,7 @@ def test_rewrite_auto_decides_the_same_and_answers_the_same(name, tmp_path, caps
 #: a rewrite explain offers on each import, as on its hand translation
 OFFERED = {"voting": "mutually independent", "two_phase_commit": "partitioning (co-hashing)",
            "paxos": "partitioning (partial)", "monotonic": "(downstream of numVotes): monotonic",
-           "dependencies": "(downstream of collisions): state machine",
+           "dependencies": "partitioning (dependencies): voteToReplica by c3 % 10, storage by c2, hashed by c2",
            "state_machine": "replicate: ballotToReplica, replica.ballots, replica.maxBallot",
            "functional": "{signed, voteToReplica} (independent part): mutually independent, functional",
            "cohashing": "partitioning (co-hashing): voteToReplica by c2, storage by c1, versions by c1"}
@@ -81,3 +81,14 @@ def test_explain_offers_the_rewrite_of_its_kind(name, tmp_path, capsys):
     imported, _, facts = pair(name, tmp_path)
     text, _ = cli(capsys, ["explain", imported, facts])
     assert OFFERED[name] in text
+
+
+def test_the_dependencies_replica_partitions_by_its_arithmetic_hash_as_the_base(tmp_path, capsys):
+    # Hydroflow has no hash function: the replica's `v % 10` is the paper's strlen, the
+    # partitioning key through its dependency; partitioned, the import answers as before
+    imported, _, facts = pair("dependencies", tmp_path)
+    base, out = tmp_path / "base.ded", tmp_path / "partitioned.ded"
+    base.write_text(open(imported, encoding="utf-8").read() + open(facts, encoding="utf-8").read())
+    cli(capsys, ["rewrite", str(base), "--partition", "replica:4", "--out", str(out)])
+    assert "K2 == v % 10, hash(K2, H2), P2 == (H2 % 4 + 4) % 4" in out.read_text()
+    cli(capsys, ["equiv", str(base), str(out), "--ticks", "30", "--seeds", "20"])

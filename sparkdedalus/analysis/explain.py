@@ -199,7 +199,7 @@ def _component_text(comp: dict) -> list[str]:
     lines = [f"  {comp['name']}: {len(comp['rules'])} rule(s); inputs {_names(comp['inputs'])}; "
              f"outputs {_names(comp['outputs'])}"]
     policy = comp["distribution_policy"]
-    keyed = {name: _key(rp) for name, rp in policy["relations"].items() if rp is not None}
+    keyed = {name: rp["key"] for name, rp in policy["relations"].items() if rp is not None}
     if policy["partitioned"]:
         keys = ", ".join(f"{name} by {key}" for name, key in keyed.items()) or "-"
         lines.append(f"    partitioning ({policy['method']}): {keys}")
@@ -243,13 +243,6 @@ def _grouped(reasons: list) -> list[str]:
         text, sender = (match.group(1), match.group(2)) if match else (_reason(reason), None)
         groups.setdefault(text, []).extend([sender] if sender else [])
     return [f"{text} (messages of {', '.join(senders)})" if senders else text for text, senders in groups.items()]
-
-
-def _key(rp: dict) -> str:
-    key = rp["name"]
-    for f in rp["via"]:
-        key = f"{f}({key})"
-    return key
 
 
 def _reason(reason: dict) -> str:

@@ -2,11 +2,14 @@
 attributes, as the scaling paper derives them (sections 4.2 and B.2.1).
 
 Every dependency here has the form `target = via(source)`: `via` is a chain
-of function relations applied left to right (`("hash",)`: target is the hash
-of source), or `()` when both hold the same value. An FD relates two
+of steps applied left to right, each a function relation's name (`("hash",)`:
+target is the hash of source) or an `Arith` expression of one variable
+(`V % 10`), or `()` when both hold the same value. An FD relates two
 attributes of one relation, for every fact; a CD relates attributes of two
 relations, for every pair of facts joined in one rule. They come from
 - function relations: `hash(V, H)` has the FD V -> H (EDB annotation);
+- arithmetic: `H == V % 10`, or a head term `V % 10`, an expression whose only
+  variable is V, has the FD V -> H (not H -> V; `V % W` is no function of V);
 - variable sharing and `X == Y`: attributes bound to one value are equal;
 - inheritance: a rule's head gets the FDs that its body's function atoms,
   equalities and relation FDs give between the head's variables, chained
@@ -23,19 +26,83 @@ one rule, kept when every rule where both relations appear gives it.
 ['hash.H = hash(hash.V)', 'h.c2 = hash(h.c1)']
 >>> [str(d) for d in co_partition_dependencies(p)]
 ['h.c2 = hash(e.c1)', 'h.c2 = hash(j.c1)', 'h.c2 = hash(j.c2)']
+>>> [str(d) for d in functional_dependencies(Program.parse('m(L, V, V % 10) :- e(L, V);'))]
+['m.c2 = m.c1 % 10']
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import count
 
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.printer import format_expr
+from sparkdedalus.values import evaluate
 from udfs.registry import FUNCTIONS
 
 #: The longest chain of functions a dependency may follow.
 MAX_CHAIN = 2
+
+
+@dataclass(frozen=True)
+class Arith:
+    """A step of a `via` chain that is arithmetic: `expr`, whose only variable
+    is `_`, the value the step applies to."""
+
+    expr: object
+
+    def of(self, operand):
+        """`expr` with `operand` (an expression) for `_`."""
+        return _substitute(self.expr, operand)
+
+    def __str__(self) -> str:
+        return format_expr(self.of(ast.Var("_")))
+
+
+def _substitute(expr, operand):
+    if isinstance(expr, ast.Var):
+        return operand
+    if isinstance(expr, ast.BinOp):
+        return ast.BinOp(expr.op, _substitute(expr.left, operand), _substitute(expr.right, operand))
+    if isinstance(expr, ast.Neg):
+        return ast.Neg(_substitute(expr.operand, operand))
+    return expr
+
+
+def _variables(expr) -> set:
+    if isinstance(expr, ast.Var):
+        return {expr.name}
+    if isinstance(expr, ast.BinOp):
+        return _variables(expr.left) | _variables(expr.right)
+    if isinstance(expr, ast.Neg):
+        return _variables(expr.operand)
+    return set() if isinstance(expr, ast.Const) else {None}  # anything else: no function
+
+
+def arith_step(expr):
+    """(variable, `Arith`) when `expr` is arithmetic over constants and one
+    variable, a function of it; else None."""
+    names = _variables(expr)
+    if isinstance(expr, (ast.BinOp, ast.Neg)) and len(names) == 1 and None not in names:
+        (name,) = names
+        return name, Arith(_substitute(expr, ast.Var("_")))
+    return None
+
+
+def apply_via(via: tuple, value):
+    """`via(value)`: each step applied in turn."""
+    for step in via:
+        value = evaluate(step.expr, {"_": value}) if isinstance(step, Arith) else FUNCTIONS[step].python(value)[0]
+    return value
+
+
+def via_text(via: tuple, name: str) -> str:
+    """`via(name)` as text: `hash(v)`, `v % 10`, `hash(v % 10)`."""
+    term = ast.Var(name)
+    for step in via:
+        term = step.of(term) if isinstance(step, Arith) else ast.Var(f"{step}({format_expr(term)})")
+    return format_expr(term)
 
 
 @dataclass(frozen=True)
@@ -64,14 +131,11 @@ class Dependency:
     reasons: tuple = ()
 
     def __str__(self) -> str:
-        value = str(self.source)
-        for name in self.via:
-            value = f"{name}({value})"
-        return f"{self.target} = {value}"
+        return f"{self.target} = {via_text(self.via, str(self.source))}"
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "source": self.source.to_json(), "target": self.target.to_json(),
-                "via": list(self.via), "reasons": [r.to_json() for r in self.reasons]}
+                "via": [str(step) for step in self.via], "reasons": [r.to_json() for r in self.reasons]}
 
 
 def function_columns(name: str) -> tuple:
@@ -87,7 +151,7 @@ class RuleTerms:
     False, only the rule's own variables count (plain co-hashing, 4.1)."""
 
     def __init__(self, rule, fds: dict, dependencies: bool = True):
-        self.rule = rule
+        self.rule = rule = flattened(rule)
         self._parent: dict = {}
         self._edges: list = []  # (source node, function name, target node, reasons)
         self._fresh = count()
@@ -111,6 +175,12 @@ class RuleTerms:
             if isinstance(lit, ast.Comparison) and lit.op == "==" and \
                     isinstance(lit.left, ast.Var) and isinstance(lit.right, ast.Var):
                 self._union(lit.left.name, lit.right.name)
+            elif isinstance(lit, ast.Comparison) and lit.op == "==":
+                for var, expr in ((lit.left, lit.right), (lit.right, lit.left)):
+                    step = arith_step(expr)
+                    if isinstance(var, ast.Var) and step and step[0] != var.name:
+                        why = Reason(f"{format_expr(expr)} is a function of {step[0]}", lit.pos)
+                        self._edges.append((step[0], step[1], var.name, (why,)))
         for atom in self.rule.function_atoms:
             fn = FUNCTIONS[atom.name]
             source, *outs = atom.args
@@ -172,6 +242,25 @@ class RuleTerms:
         return out
 
 
+def flattened(rule):
+    """`rule` with each arithmetic argument of its head and atoms a variable
+    (`#1`, no name the dialect allows) equal to it: `h(L, V % 10)` reads
+    `h(L, #1), #1 == V % 10`."""
+    extra, fresh = [], count(1)
+
+    def flat(atom):
+        args = list(atom.args)
+        for c, arg in enumerate(args):
+            if isinstance(arg, (ast.BinOp, ast.Neg)):
+                args[c] = ast.Var(f"#{next(fresh)}", arg.pos)
+                extra.append(ast.Comparison("==", args[c], arg, arg.pos))
+        return replace(atom, args=tuple(args)) if args != list(atom.args) else atom
+
+    head = flat(rule.head)
+    body = [flat(lit) if isinstance(lit, ast.Atom) else lit for lit in rule.body]
+    return replace(rule, head=head, body=tuple(body) + tuple(extra)) if extra else rule
+
+
 def _attr(program, relation: str, column: int) -> Attr:
     return Attr(relation, column, program.relations[relation].columns[column])
 
@@ -201,7 +290,7 @@ def _dependencies_between(terms: RuleTerms, a, b) -> dict:
 def _generated(rule, fds: dict) -> dict:
     """The FDs of the head that this rule gives, with their reasons."""
     terms = RuleTerms(rule, fds)
-    found = _dependencies_between(terms, rule.head, rule.head)
+    found = _dependencies_between(terms, terms.rule.head, terms.rule.head)
     return {k: (Reason(f"rule derives {rule.head.name}", rule.pos),) + why for k, why in found.items()}
 
 
@@ -209,10 +298,7 @@ def _holds_on_facts(program, relation: str, fd) -> bool:
     i, j, via = fd
     for fact in program.facts:
         if fact.atom.name == relation:
-            value = fact.row[i]
-            for name in via:
-                value = FUNCTIONS[name].python(value)[0]
-            if value != fact.row[j]:
+            if apply_via(via, fact.row[i]) != fact.row[j]:
                 return False
     return True
 
@@ -279,7 +365,7 @@ def co_partition_dependencies(program, rules=None) -> tuple:
     given: dict = {}  # (relation a, relation b) -> {(i, j, via): reasons}, one dict per rule
     for rule in chosen:
         terms = RuleTerms(rule, fds)
-        atoms = [rule.head] + rule.positive_atoms
+        atoms = [terms.rule.head] + terms.rule.positive_atoms
         per_rule: dict = {}
         for a in atoms:
             for b in atoms:

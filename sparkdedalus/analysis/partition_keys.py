@@ -1,7 +1,7 @@
 """Partition keys a user may choose (`rewrite --partition COMPONENT:N:KEY`,
 `explain`): a *key* names one relation of a component and the attribute its
 facts are hashed by, through functions as the policies print it:
-`request(id)`, `toStorage(hash(v))`. A component's policy
+`request(id)`, `toStorage(hash(v))`, `voteToReplica(v % 10)`. A component's policy
 (`analysis.partitioning`) picks one key per relation; where several are
 valid, the scaling paper's artifact may key by another (its co-hashing
 microbenchmark keys the replica by the request id, where any attribute of
@@ -29,8 +29,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sparkdedalus.analysis.functional_dependencies import Arith
 from sparkdedalus.analysis.partitioning import COHASHING, DEPENDENCIES, PolicySearch, key_term, solved
 from sparkdedalus.analysis.reasons import Reason
+from sparkdedalus.syntax import ast
 from udfs.registry import FUNCTIONS
 
 
@@ -47,13 +49,14 @@ class Key:
         return f"{self.relation}({key_term(self.name, self.via)})"
 
     def to_json(self) -> dict:
-        return {"relation": self.relation, "column": self.column, "name": self.name, "via": list(self.via),
+        return {"relation": self.relation, "column": self.column, "name": self.name, "via": [str(step) for step in self.via],
                 "key": str(self)}
 
 
 def parse_key(program, text: str) -> Key:
     """`RELATION(ATTRIBUTE)`, the attribute a column name of the relation
-    (`.decl`, else c1, c2, ..) or functions of one (`hash(v)`); a
+    (`.decl`, else c1, c2, ..) or functions of one (`hash(v)`, `v % 10`,
+    `hash(v % 10)`: an operator and an integer); a
     `ValueError` says what is wrong with it."""
     found = re.fullmatch(r"\s*(\w+)\s*\((.*)\)\s*", text)
     if not found:
@@ -66,6 +69,9 @@ def parse_key(program, text: str) -> Key:
             raise ValueError(f"'{inner.group(1)}' is no function relation ({', '.join(sorted(FUNCTIONS))})")
         via.insert(0, inner.group(1))
         term = inner.group(2)
+    if arith := re.fullmatch(r"(\w+)([-+*/%])(-?\d+)", term):  # `v % 10`: arithmetic, applied first
+        term = arith.group(1)
+        via.insert(0, Arith(ast.BinOp(arith.group(2), ast.Var("_"), ast.Const(int(arith.group(3))))))
     columns = program.relations[relation].columns
     if "," in term:
         raise ValueError(f"{text}: the partitioning hashes one attribute, not {len(term.split(','))}")

@@ -4,15 +4,16 @@ the same rules, each relation hashed by one of its attributes.
 
 A policy gives each relation the component references or derives locally a
 *key*: `via(fact[column])`, where `via` is a chain of function relations
-(`()`: the column's value itself). Facts go to the partition of their key's
+and arithmetic of one variable (`()`: the column's value itself). Facts go to the partition of their key's
 hash. The policy is correct when, in every rule, the atoms of partitioned
 relations (body atoms, and the head of a `now` or `@next` rule) have keys of
 equal value for every binding, so that facts joined, grouped or negated
 together are on one partition:
 - co-hashing (4.1): each atom's key column is bound to one shared variable;
 - dependencies (4.2): keys are equal through the functional and co-partition
-  dependencies of `functional_dependencies` (`hash(V, H)` makes hash(V) and H
-  one key, so a relation holding V and one holding H are co-hashed);
+  dependencies of `functional_dependencies` (`hash(V, H)`, or `H == V % 10`,
+  makes hash(V) and H one key, so a relation holding V and one holding H are
+  co-hashed);
 - partial partitioning (4.3, B.3): when no policy exists, the fewest
   relations to *replicate* (every partition holds all their facts) so that
   the rest has one. The rules deriving them read only replicated or static
@@ -42,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from sparkdedalus.analysis.functional_dependencies import RuleTerms, relation_fds
+from sparkdedalus.analysis.functional_dependencies import RuleTerms, relation_fds, via_text
 from sparkdedalus.analysis.reasons import Reason
 from sparkdedalus.analysis.roles import component_roles, constant_relations
 from sparkdedalus.analysis.state_machine import state_machine
@@ -65,7 +66,8 @@ class RelationPolicy:
     reasons: tuple = ()
 
     def to_json(self) -> dict:
-        return {"column": self.column, "name": self.name, "via": list(self.via),
+        return {"column": self.column, "name": self.name, "via": [str(step) for step in self.via],
+                "key": None if self.name is None else key_term(self.name, self.via),
                 "reasons": [r.to_json() for r in self.reasons]}
 
 
@@ -103,10 +105,8 @@ class DistributionPolicy:
 
 
 def key_term(name: str, via: tuple) -> str:
-    """A key as text: the column's name with the functions of `via` applied, `hash(v)`."""
-    for f in via:
-        name = f"{f}({name})"
-    return name
+    """A key as text: the column's name with the steps of `via` applied, `hash(v)`, `(v % 10)`."""
+    return via_text(via, name)
 
 
 def static_relations(program) -> frozenset:
@@ -170,11 +170,13 @@ class _Problem:
         self.rules = []  # (rule, terms, [(relation, atom)]) for rules relating two keyed atoms or more
         placed = keyed if heads else _placed(rules, keyed)
         for rule in rules:
+            terms = RuleTerms(rule, fds, dependencies)
+            rule = terms.rule  # arithmetic arguments as variables
             atoms = [a for a in rule.positive_atoms + rule.negated_atoms if a.name in keyed]
             if atoms and rule.delivery != "async" and rule.head.name in placed:
                 atoms.append(rule.head)
             if len(atoms) > 1:
-                self.rules.append((rule, RuleTerms(rule, fds, dependencies), [(a.name, a) for a in atoms]))
+                self.rules.append((rule, terms, [(a.name, a) for a in atoms]))
         vias = {()}  # the key functions a rule follows
         if dependencies:  # every function chain some rule follows, for every relation
             vias |= {via for _, terms, atoms in self.rules for _, atom in atoms for arg in atom.args[1:]
@@ -184,7 +186,7 @@ class _Problem:
     def _candidates(self, relation, vias, addresses) -> list:
         arity = self.program.relations[relation].arity
         found = sorted(((c, via) for c in range(1, arity) for via in vias),
-                       key=lambda cv: ((relation, cv[0]) in addresses, len(cv[1]), cv))
+                       key=lambda cv: ((relation, cv[0]) in addresses, len(cv[1]), cv[0], [str(s) for s in cv[1]]))
         return [cv for cv in found if all(self.term(k, relation, cv) is not None for k in self._rules_of(relation))]
 
     def _rules_of(self, relation) -> list:

@@ -11,7 +11,7 @@ location; where a rule uses its location as data it reads the original back
 with `home(L2, L)`. Every `@async` rule that sends a keyed relation of the
 component to D sends to `D + "/p" + S` instead, where S is the text of
 `pmod(hash(key), N)` (`key` is the policy's column through its `via`
-functions):
+functions and arithmetic, `K2 == V % 10`):
 
     toStorage(N2, L, Id, V, Sig)@async :- signed(L, Id, V, Sig), storageNode(L, N),
         hash(V, K2), hash(K2, H2), P2 == (H2 % 2 + 2) % 2, tostring(P2, S2), N2 == N + "/p" + S2;
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sparkdedalus.analysis.functional_dependencies import Arith, apply_via
 from sparkdedalus.analysis.partition_keys import keyed_policy
 from sparkdedalus.analysis.partitioning import distribution_policy
 from sparkdedalus.analysis.reasons import Reason
@@ -105,9 +106,7 @@ partitioning = Partitioning()
 
 def partition_of(value, via: tuple, n: int) -> int:
     """The partition of a key column's value: pmod(hash(via(value)), n)."""
-    for name in via:
-        (value,) = FUNCTIONS[name].python(value)
-    (h,) = FUNCTIONS["hash"].python(value)
+    (h,) = FUNCTIONS["hash"].python(apply_via(via, value))
     return h % n  # Python's % is the pmod the rules compute as (H % N + N) % N
 
 
@@ -201,9 +200,10 @@ def _route(rule: ast.Rule, column, via: tuple, n: int) -> ast.Rule:
             var = fresh("K")
             body.append(ast.Comparison("==", var, key))
             key = var
-        for name in via + ("hash",):
-            var = fresh("H" if name == "hash" else "K")
-            body.append(ast.Atom(name, (key, var)))
+        for step in via + ("hash",):
+            var = fresh("H" if step == "hash" else "K")
+            body.append(ast.Comparison("==", var, step.of(key)) if isinstance(step, Arith)
+                        else ast.Atom(step, (key, var)))
             key = var
         p, nc = fresh("P"), ast.Const(n)
         body.append(ast.Comparison("==", p, ast.BinOp("%", ast.BinOp("+", ast.BinOp("%", key, nc), nc), nc)))
