@@ -73,7 +73,9 @@ OFFERED = {"voting": "mutually independent", "two_phase_commit": "partitioning (
            "dependencies": "partitioning (dependencies): voteToReplica by c3 % 10, storage by c2, hashed by c2",
            "state_machine": "replicate: ballotToReplica, replica.ballots, replica.maxBallot",
            "functional": "{signed, voteToReplica} (independent part): mutually independent, functional",
-           "cohashing": "partitioning (co-hashing): voteToReplica by c2, storage by c1, versions by c1"}
+           "cohashing": "partitioning (co-hashing): voteToReplica by c2, storage by c1, versions by c1",
+           "monotonic_quorum": "(downstream of numAcks): monotonic",
+           "dependencies_buckets": "partitioning (dependencies): toReplica by c3 / 10, seen by c2, bucketed by c2"}
 
 
 @pytest.mark.parametrize("name", sorted(OFFERED))

@@ -32,10 +32,13 @@ PROTOCOLS = {
     "state_machine": (("leader", "replica"), {}, 10),
     "functional": (("leader", "replica"), {"replica": ["r1", "r2", "r3"]}, 7),
     "cohashing": (("leader", "replica"), {}, 8),
+    "monotonic_quorum": (("leader", "replica"), {}, 10),
+    "dependencies_buckets": (("leader", "replica"), {}, 10),
 }
 #: the relation each answers its client with
 REPLY = {"voting": "clientOut", "two_phase_commit": "clientOut", "paxos": "clientOut", "monotonic": "response",
-         "dependencies": "reply", "state_machine": "clientOut", "functional": "clientOut", "cohashing": "clientOut"}
+         "dependencies": "reply", "state_machine": "clientOut", "functional": "clientOut", "cohashing": "clientOut",
+         "monotonic_quorum": "done", "dependencies_buckets": "reply"}
 
 
 def roles_of(name: str) -> list:
@@ -197,7 +200,8 @@ def test_cli_refuses_a_role_without_a_file(capsys):
 
 #: a relation each protocol keeps, to compare at the last tick
 KEPT = {"voting": "storage", "two_phase_commit": "log", "paxos": "log", "monotonic": "committed",
-        "dependencies": "storage", "state_machine": "storage", "functional": "storage", "cohashing": "storage"}
+        "dependencies": "storage", "state_machine": "storage", "functional": "storage", "cohashing": "storage",
+        "monotonic_quorum": "durable", "dependencies_buckets": "seen"}
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
