@@ -85,12 +85,13 @@ def test_explain_offers_the_rewrite_of_its_kind(name, tmp_path, capsys):
     assert OFFERED[name] in text
 
 
-def test_the_dependencies_replica_partitions_by_its_arithmetic_hash_as_the_base(tmp_path, capsys):
+@pytest.mark.parametrize("name, key", [("dependencies", "v % 10"), ("dependencies_buckets", "k / 10")])
+def test_the_dependencies_replica_partitions_by_its_arithmetic_hash_as_the_base(name, key, tmp_path, capsys):
     # Hydroflow has no hash function: the replica's `v % 10` is the paper's strlen, the
     # partitioning key through its dependency; partitioned, the import answers as before
-    imported, _, facts = pair("dependencies", tmp_path)
+    imported, _, facts = pair(name, tmp_path)
     base, out = tmp_path / "base.ded", tmp_path / "partitioned.ded"
     base.write_text(open(imported, encoding="utf-8").read() + open(facts, encoding="utf-8").read())
     cli(capsys, ["rewrite", str(base), "--partition", "replica:4", "--out", str(out)])
-    assert "K2 == v % 10, hash(K2, H2), P2 == (H2 % 4 + 4) % 4" in out.read_text()
+    assert f"K2 == {key}, hash(K2, H2), P2 == (H2 % 4 + 4) % 4" in out.read_text()
     cli(capsys, ["equiv", str(base), str(out), "--ticks", "30", "--seeds", "20"])
