@@ -70,21 +70,11 @@ def _substitute(expr, operand):
     return expr
 
 
-def _variables(expr) -> set:
-    if isinstance(expr, ast.Var):
-        return {expr.name}
-    if isinstance(expr, ast.BinOp):
-        return _variables(expr.left) | _variables(expr.right)
-    if isinstance(expr, ast.Neg):
-        return _variables(expr.operand)
-    return set() if isinstance(expr, ast.Const) else {None}  # anything else: no function
-
-
 def arith_step(expr):
     """(variable, `Arith`) when `expr` is arithmetic over constants and one
     variable, a function of it; else None."""
-    names = _variables(expr)
-    if isinstance(expr, (ast.BinOp, ast.Neg)) and len(names) == 1 and None not in names:
+    names = {v.name for v in ast.expr_vars(expr)}
+    if isinstance(expr, (ast.BinOp, ast.Neg)) and len(names) == 1:
         (name,) = names
         return name, Arith(_substitute(expr, ast.Var("_")))
     return None
