@@ -2,8 +2,8 @@
 (analysis/functional_dependencies.py): `H == V % 10`, or a head term `V % 10`, makes H
 a function of V (the scaling paper's hash, 4.2, written as Hydroflow's dialect writes
 it), so a replica joining a request and its storage on the hash alone is partitioned by
-it; an expression of two variables, or a comparison other than `==`, gives none, and the
-dependency never goes back from H to V. Checked by hand on a small replica: requests
+it; an expression of two variables, a comparison other than `==` or a division by 0
+gives none, and the dependency never goes back from H to V. Checked by hand on a small replica: requests
 12, 32 and 2 collide (the same value % 10), 7 and 17 too."""
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def test_the_dependency_goes_from_the_variable_to_the_expression_only():
 
 
 @pytest.mark.parametrize("rule", ["m(L, V, H) :- e(L, V, W), H == V % W;", "m(L, V, H) :- e(L, V, H), H < V % 10;",
-                                  "m(L, V, H) :- e(L, V, H), H != V % 10;"])
-def test_no_dependency_from_two_variables_or_an_inequality(rule):
+                                  "m(L, V, H) :- e(L, V, H), H != V % 10;", "m(L, V, H) :- e(L, V, W), H == V % 0;"])
+def test_no_dependency_from_two_variables_an_inequality_or_a_division_by_zero(rule):
     assert fds(rule + 'e("a", 3, 4);') == set()
 
 

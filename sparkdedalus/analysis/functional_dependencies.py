@@ -72,12 +72,20 @@ def _substitute(expr, operand):
 
 def arith_step(expr):
     """(variable, `Arith`) when `expr` is arithmetic over constants and one
-    variable, a function of it; else None."""
+    variable, a function of it (with a value: no division by the constant 0);
+    else None."""
     names = {v.name for v in ast.expr_vars(expr)}
-    if isinstance(expr, (ast.BinOp, ast.Neg)) and len(names) == 1:
+    if isinstance(expr, (ast.BinOp, ast.Neg)) and len(names) == 1 and not _by_zero(expr):
         (name,) = names
         return name, Arith(_substitute(expr, ast.Var("_")))
     return None
+
+
+def _by_zero(expr) -> bool:
+    if isinstance(expr, ast.BinOp):
+        zero = expr.op in "/%" and isinstance(expr.right, ast.Const) and expr.right.value == 0
+        return zero or _by_zero(expr.left) or _by_zero(expr.right)
+    return isinstance(expr, ast.Neg) and _by_zero(expr.operand)
 
 
 def apply_via(via: tuple, value):
