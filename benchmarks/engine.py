@@ -435,7 +435,8 @@ def ramp(spark, jobs, floor_seconds, size: dict, steady_from: int, edb_mode: str
 # ------------------------------------------------------------------ the CLI, Spark against the reference
 def cli_run(path: Path, ticks: int, engine: str, limit: float, conf: dict | None = None) -> tuple[float | None, str]:
     """`sparkdedalus run PATH --ticks TICKS --quiet --engine ENGINE` in a process of its
-    own: (wall seconds, standard output) or (None, "timeout"), "exit N" for a failure."""
+    own: (wall seconds, the facts it printed: its JSON without the Spark engine's
+    `placement`) or (None, "timeout"), "exit N" for a failure."""
     command = [sys.executable, "-c", "import sys; from sparkdedalus.shell.cli import main; "
                "sys.exit(main(sys.argv[1:]))", "run", str(path), "--ticks", str(ticks), "--quiet", "--engine", engine]
     for key, value in (conf or {}).items():
@@ -445,7 +446,11 @@ def cli_run(path: Path, ticks: int, engine: str, limit: float, conf: dict | None
         done = subprocess.run(command, capture_output=True, text=True, timeout=limit, cwd=REPO)
     except subprocess.TimeoutExpired:
         return None, "timeout"
-    return round(time.perf_counter() - started, 3), (done.stdout if done.returncode == 0 else f"exit {done.returncode}")
+    if done.returncode != 0:
+        return round(time.perf_counter() - started, 3), f"exit {done.returncode}"
+    printed = json.loads(done.stdout)
+    printed.pop("placement", None)
+    return round(time.perf_counter() - started, 3), json.dumps(printed)
 
 
 def ramp_molly(ticks: int, reps: int, limit: float) -> None:
@@ -515,16 +520,7 @@ def voting_cli(sizes: list, ticks: int, limit: float) -> None:
                                  for i in range(ballots) for k, p in enumerate(participants))
             seconds, outputs = {}, {}
             for engine in ("spark", "reference"):
-                command = [sys.executable, "-c", "import sys; from sparkdedalus.shell.cli import main; "
-                           "sys.exit(main(sys.argv[1:]))", "run", str(folder / "voting.ded"), "--ticks", str(ticks),
-                           "--quiet", "--engine", engine]
-                started = time.perf_counter()
-                try:
-                    done = subprocess.run(command, capture_output=True, text=True, timeout=limit, cwd=REPO)
-                    seconds[engine] = round(time.perf_counter() - started, 3)
-                    outputs[engine] = done.stdout if done.returncode == 0 else f"exit {done.returncode}"
-                except subprocess.TimeoutExpired:
-                    seconds[engine], outputs[engine] = None, "timeout"
+                seconds[engine], outputs[engine] = cli_run(folder / "voting.ded", ticks, engine, limit)
         emit("voting_cli", ballots=ballots, ticks=ticks, spark_seconds=seconds["spark"],
              reference_seconds=seconds["reference"], spark_over_reference=ratio(seconds["spark"], seconds["reference"]),
              outputs_equal=outputs["spark"] == outputs["reference"] and not outputs["spark"].startswith("exit"))

@@ -28,14 +28,19 @@ def facts_json(tick: int, relations: dict) -> dict:
                           for name in sorted(relations)}}
 
 
-def render(fmt: str, tick: int, relations: dict, program, collected=()) -> str:
+def render(fmt: str, tick: int, relations: dict, program, collected=(), placement=None) -> str:
     """`relations` maps names to sets of rows; columns are named by the program.
     `collected`: the relations shown whose facts garbage collection removes
     (docs/gc.md); JSON names them in `"gc_collected"` (absent when none), the
-    other formats leave that line to the caller (`shell/stats.say_collected`)."""
+    other formats leave that line to the caller (`shell/stats.say_collected`).
+    `placement`: where each tick of the run ran (the Spark engine's "driver" or
+    "spark", spark/placement.py), in JSON as `"placement"` (absent when None:
+    the reference evaluator's); the facts are the same either way."""
     data = facts_json(tick, relations)
     if fmt == "json":
-        return json.dumps({**data, "gc_collected": sorted(collected)} if collected else data)
+        extra = {**({"gc_collected": sorted(collected)} if collected else {}),
+                 **({"placement": list(placement)} if placement is not None else {})}
+        return json.dumps({**data, **extra})
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")

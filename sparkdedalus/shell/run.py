@@ -8,7 +8,9 @@
 
 Prints the facts of tick K (default: the last); `--format json` (the default)
 prints `{"tick": K, "relations": {"name": [[row], ...]}}`, the shared JSON
-contract of the engines (see `output.facts_json`). With `--store PATH` (Spark
+contract of the engines (see `output.facts_json`); the Spark engine adds
+`"placement"`, where each tick it ran went (`["driver", "spark", ...]`,
+docs/engine.md: the facts are the same either way). With `--store PATH` (Spark
 engine) every tick (every K with `--commit-every K`) is committed to a run
 directory of Delta tables (docs/storage.md) and `--resume` continues the run
 stored there. `--conf` settings apply to the session the command creates.

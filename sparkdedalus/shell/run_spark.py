@@ -255,7 +255,7 @@ def _run_counted(spark, program, args, started: float, jobs: _JobCounter) -> int
     with JobNames(spark).scope("result", tick):
         facts = run.facts(tick, relations=names)
     hidden = shown_collected(args.gc_rules, names)
-    text = render(args.format, tick, facts, program, hidden)
+    text = render(args.format, tick, facts, program, hidden, [s.placement for s in run.stats])
     if args.provenance:
         from sparkdedalus.shell.provenance import spark_derivations, with_provenance
         with JobNames(spark).scope("provenance", tick):
