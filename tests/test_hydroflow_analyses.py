@@ -75,7 +75,10 @@ OFFERED = {"voting": "mutually independent", "two_phase_commit": "partitioning (
            "functional": "{signed, voteToReplica} (independent part): mutually independent, functional",
            "cohashing": "partitioning (co-hashing): voteToReplica by c2, storage by c1, versions by c1",
            "monotonic_quorum": "(downstream of numAcks): monotonic",
-           "dependencies_buckets": "partitioning (dependencies): toReplica by c3 / 10, seen by c2, bucketed by c2"}
+           "dependencies_buckets": "partitioning (dependencies): toReplica by c3 / 10, seen by c2, bucketed by c2",
+           "functional_digest": "{digest, fromReplica} (downstream of digest): functional",
+           "state_machine_register": "{lastSeq, register, ackFromReplica} (downstream of lastSeq): state machine",
+           "partial_rates": "partitioning (partial): orderToReplica by c2, orders by c2"}
 
 
 @pytest.mark.parametrize("name", sorted(OFFERED))

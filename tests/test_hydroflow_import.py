@@ -34,11 +34,15 @@ PROTOCOLS = {
     "cohashing": (("leader", "replica"), {}, 8),
     "monotonic_quorum": (("leader", "replica"), {}, 10),
     "dependencies_buckets": (("leader", "replica"), {}, 10),
+    "functional_digest": (("leader", "replica"), {}, 8),
+    "state_machine_register": (("leader", "replica"), {}, 9),
+    "partial_rates": (("leader", "replica"), {}, 9),
 }
 #: the relation each answers its client with
 REPLY = {"voting": "clientOut", "two_phase_commit": "clientOut", "paxos": "clientOut", "monotonic": "response",
          "dependencies": "reply", "state_machine": "clientOut", "functional": "clientOut", "cohashing": "clientOut",
-         "monotonic_quorum": "done", "dependencies_buckets": "reply"}
+         "monotonic_quorum": "done", "dependencies_buckets": "reply", "functional_digest": "clientOut",
+         "state_machine_register": "clientOut", "partial_rates": "clientOut"}
 
 
 def roles_of(name: str) -> list:
@@ -201,7 +205,8 @@ def test_cli_refuses_a_role_without_a_file(capsys):
 #: a relation each protocol keeps, to compare at the last tick
 KEPT = {"voting": "storage", "two_phase_commit": "log", "paxos": "log", "monotonic": "committed",
         "dependencies": "storage", "state_machine": "storage", "functional": "storage", "cohashing": "storage",
-        "monotonic_quorum": "durable", "dependencies_buckets": "seen"}
+        "monotonic_quorum": "durable", "dependencies_buckets": "seen", "functional_digest": "requests",
+        "state_machine_register": "applied", "partial_rates": "orders"}
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
