@@ -47,7 +47,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkdedalus.faults.space import MAX_SCENARIOS, Space
 from sparkdedalus.faults.verdict import POST, PRE, Counterexample, missing, smallest_first
 from sparkdedalus.faults.worlds import WORLD, WORLD_CRASH, Worlds, with_worlds
-from sparkdedalus.pack.columns import MESSAGE, SOURCE_COLUMN
+from sparkdedalus.pack.columns import MESSAGE, SOURCE_COLUMN, relation_columns
 from sparkdedalus.pack.layout import Layout
 from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.program import CRASH, Program
@@ -391,20 +391,14 @@ def missing_frame(session, layout: Layout, pack, program: Program, members):
     """Per scenario, the `pre` facts at EOT without an equal `post` fact: the
     column `world` (the scenario's index), then pre's columns. `layout`: the
     packs' of the classes' program; `pack`: the EOT pack (every relation in it)."""
-    arity = program.relations[PRE].arity + 1
-    columns = [f"c{i}" for i in range(arity)]
+    columns = relation_columns(program.relations[PRE].arity + 1)  # the world is the second
     names = program.relations[PRE].columns
     per_class = ", ".join([f"g.c0 AS `{names[0]}`"] + [f"g.{c} AS `{n}`" for c, n in zip(columns[2:], names[1:])])
     return session.sql(
-        f"WITH pre AS ({_relation(layout, PRE)}), post AS ({_relation(layout, POST)}),"
+        f"WITH pre AS ({layout.read_sql('{pack}', PRE)}), post AS ({layout.read_sql('{pack}', POST)}),"
         f" gone AS (SELECT * FROM pre LEFT ANTI JOIN post USING ({', '.join(columns)}))"
         f" SELECT m.scenario AS world, {per_class} FROM gone g JOIN {{members}} m ON g.c1 = m.world",
         pack=pack, members=members)
-
-
-def _relation(layout: Layout, name: str) -> str:
-    """SQL: relation `name`'s facts in the pack `{pack}`, as columns c0.."""
-    return layout.read_sql("{pack}", name)
 
 
 def _collect(space: Space, frame) -> list:
