@@ -1,8 +1,8 @@
 """Counted completion (seed 004, "Coordination"): the rules that make the
 facts of an `@async` relation p *complete* at each receiver before a rule
-negates or aggregates them, built here (`counting`) and recognised here
-(`counted`), so that the rewrite (`rewrite/coordinate.py`) and the confluence
-analysis agree on one pattern.
+negates or aggregates them, built here (`counting`, as AST nodes:
+`syntax.build`) and recognised here (`counted`), so that the rewrite
+(`rewrite/coordinate.py`) and the confluence analysis agree on one pattern.
 
 Each `@async` rule `p(D, A..)@async :- body;` (body located at S) becomes
 `p_local(S, D, A..) :- body;`, and for p the pattern adds (X.. the other
@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from sparkdedalus.analysis.roles import constant_relations
 from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.syntax import ast
-from sparkdedalus.syntax.parser import parse_text
+from sparkdedalus.syntax.build import agg, atom, cmp, neg, rule
 from sparkdedalus.syntax.printer import format_statement
 from udfs.registry import FUNCTIONS
 
@@ -100,33 +100,35 @@ def counting(program, relation: str, send_rules) -> Counting:
     (ast or program rules) deriving `relation` in `program`."""
     tick = max(settle_tick(program, r) for r in send_rules)
     arity = send_rules[0].head.arity
-    xs = "".join(f", X{i}" for i in range(1, arity))
-    local, rules, zeros, channels = part(relation, "local"), [], [], set()
-    for rule in send_rules:
-        source, dest = _location(rule), rule.head.args[0]
-        rules.append(ast.Rule(ast.Atom(local, (source, *rule.head.args)), "now", rule.body))
-        atom, found = _channel(program, rule, relation)
+    p, x = relation, [f"X{i}" for i in range(1, arity)]
+    local, send, sent, count_send, count_recv, done, any_sent, announced, incomplete, senders = (
+        part(p, n) for n in ("local", "send", "sent", "count_send", "count_recv", "done", "any", "announced",
+                             "incomplete", "senders"))
+    rules, zeros, channels = [], [], set()
+    for send_rule in send_rules:
+        source, dest = _location(send_rule), send_rule.head.args[0]
+        rules.append(rule(atom(local, source, *send_rule.head.args), *send_rule.body))
+        channel, found = _channel(program, send_rule, relation)
         channels |= found
         sender, receiver = (t if isinstance(t, ast.Const) else ast.Var(v) for t, v in ((source, "S"), (dest, "L")))
-        zeros.append(ast.Rule(ast.Atom(part(relation, "count_send"), (receiver, sender, ast.Const(0))), "async", (
-            ast.Atom(part(relation, "done"), (sender,)), atom,
-            ast.Negated(ast.Atom(part(relation, "any"), (sender, receiver))))))
-    p = relation
-    texts = [f"{p}_send(L, S{xs})@async :- {p}_local(S, L{xs});",
-             f"{p}_sent(S, L{xs}) :- {p}_local(S, L{xs});",
-             f"{p}_any(S, L) :- {p}_sent(S, L{xs});",
-             f"{p}_count_send(L, S, count<*>)@async :- {p}_done(S), {p}_sent(S, L{xs});",
-             f"{p}(L{xs}) :- {p}_send(L, S{xs});",
-             f"{p}_count_recv(L, S, count<*>) :- {p}_send(L, S{xs});",
-             f"{p}_announced(L, S) :- {p}_count_send(L, S, N);",
-             f"{p}_incomplete(L) :- {p}_senders(L, S), notin {p}_announced(L, S);",
-             f"{p}_incomplete(L) :- {p}_count_send(L, S, N), N > 0, notin {p}_count_recv(L, S, N);"]
-    parsed = [s for s in parse_text("\n".join(texts)).statements if isinstance(s, ast.Rule)]
-    rules += parsed[:4] + zeros + parsed[4:]
-    facts = [ast.Fact(ast.Atom(part(p, "done"), (ast.Const(s),)), tick) for s in sorted({s for s, _ in channels})]
-    facts += [ast.Fact(ast.Atom(part(p, "senders"), (ast.Const(d), ast.Const(s))), None)
+        zeros.append(rule(atom(count_send, receiver, sender, 0), atom(done, sender), channel,
+                          neg(atom(any_sent, sender, receiver)), delivery="async"))
+    rules += [rule(atom(send, "L", "S", *x), atom(local, "S", "L", *x), delivery="async"),
+              rule(atom(sent, "S", "L", *x), atom(local, "S", "L", *x)),
+              rule(atom(any_sent, "S", "L"), atom(sent, "S", "L", *x)),
+              rule(atom(count_send, "L", "S", agg("count")), atom(done, "S"), atom(sent, "S", "L", *x),
+                   delivery="async"),
+              *zeros,
+              rule(atom(p, "L", *x), atom(send, "L", "S", *x)),
+              rule(atom(count_recv, "L", "S", agg("count")), atom(send, "L", "S", *x)),
+              rule(atom(announced, "L", "S"), atom(count_send, "L", "S", "N")),
+              rule(atom(incomplete, "L"), atom(senders, "L", "S"), neg(atom(announced, "L", "S"))),
+              rule(atom(incomplete, "L"), atom(count_send, "L", "S", "N"), cmp(">", "N", 0),
+                   neg(atom(count_recv, "L", "S", "N")))]
+    facts = [ast.Fact(ast.Atom(done, (ast.Const(s),)), tick) for s in sorted({s for s, _ in channels})]
+    facts += [ast.Fact(ast.Atom(senders, (ast.Const(d), ast.Const(s))), None)
               for s, d in sorted(channels)]
-    return Counting(p, tuple(rules), tuple(facts), tuple(part(p, n) for n in ("send", "sent", "count_send")), tick)
+    return Counting(p, tuple(rules), tuple(facts), (send, sent, count_send), tick)
 
 
 def settle_tick(program, rule) -> int:
@@ -138,23 +140,23 @@ def settle_tick(program, rule) -> int:
         current = todo.pop()
         if any(isinstance(lit, ast.Choose) for lit in current.body):
             raise NotCountable(f"{current.pos}: {current.head.name} uses choose: when the sends end is unknown")
-        for atom in _stored(current) + [lit.atom for lit in current.body if isinstance(lit, ast.Negated)]:
-            if atom.time is not None:
-                raise NotCountable(f"{atom.pos}: {atom.name} is read at a tick: when the sends end is unknown")
-            if atom.name in seen:
+        for read in _stored(current) + [lit.atom for lit in current.body if isinstance(lit, ast.Negated)]:
+            if read.time is not None:
+                raise NotCountable(f"{read.pos}: {read.name} is read at a tick: when the sends end is unknown")
+            if read.name in seen:
                 continue
-            seen.add(atom.name)
-            if atom.name in inputs:
-                raise NotCountable(f"{atom.pos}: the sends read the .input {atom.name}: when they end is unknown")
-            for defining in program.defining_rules(atom.name):
+            seen.add(read.name)
+            if read.name in inputs:
+                raise NotCountable(f"{read.pos}: the sends read the .input {read.name}: when they end is unknown")
+            for defining in program.defining_rules(read.name):
                 if defining.delivery == "async":
-                    raise NotCountable(f"{atom.pos}: the sends read {atom.name}, which messages feed: "
+                    raise NotCountable(f"{read.pos}: the sends read {read.name}, which messages feed: "
                                        f"when they end is unknown")
                 if defining.delivery == "next" and not defining.persistence:
-                    raise NotCountable(f"{defining.pos}: the sends depend on the @next rule for {atom.name}: "
+                    raise NotCountable(f"{defining.pos}: the sends depend on the @next rule for {read.name}: "
                                        f"they may never end")
                 todo.append(defining)
-            last = max([last] + [f.tick for f in program.facts if f.atom.name == atom.name and f.tick is not None])
+            last = max([last] + [f.tick for f in program.facts if f.atom.name == read.name and f.tick is not None])
     return last + 1
 
 
@@ -170,21 +172,21 @@ def _stored(rule) -> list:
 
 
 def _channel(program, rule, relation: str) -> tuple:
-    """(the channel atom: S the sender, L the destination, fresh variables
+    """(the channel read: S the sender, L the destination, fresh variables
     Yi elsewhere; the (sender, destination) values its facts give)."""
     source, dest = _location(rule), rule.head.args[0]
     if dest == source or not isinstance(dest, (ast.Var, ast.Const)):
         raise NotCountable(f"{rule.pos}: {relation} is sent to its sender or to a computed location: "
                            f"the senders are unknown")
-    for atom in _stored(rule):
-        name = atom.name
-        if (atom.args[0] != source or not (dest in atom.args or isinstance(dest, ast.Const))
+    for read in _stored(rule):
+        name = read.name
+        if (read.args[0] != source or not (dest in read.args or isinstance(dest, ast.Const))
                 or program.defining_rules(name) or name in {i.name for i in program.inputs}
                 or any(f.tick is not None for f in program.facts if f.atom.name == name)):
             continue
         general = ast.Atom(name, tuple(a if isinstance(a, ast.Const) else ast.Var("S") if a == source else
                                        ast.Var("L") if a == dest else ast.Var(f"Y{i}")
-                                       for i, a in enumerate(atom.args)))
+                                       for i, a in enumerate(read.args)))
         found = set()
         for fact in program.facts:
             binding = _match(general, fact.atom) if fact.atom.name == name else None

@@ -20,7 +20,7 @@ holds. For every relation r sent (suffix `_K`, K the new component):
 batch and, at the sender, holds the facts of an `@async` rule as
 `out_K_held(Ls, .., T)` (derivation tick T) until batch T is acknowledged.
 
->>> from sparkdedalus.rewrite.build import plus
+>>> from sparkdedalus.syntax.build import plus
 >>> from sparkdedalus.syntax import ast
 >>> from sparkdedalus.syntax.printer import format_rule
 >>> c = channel("kb", {"r": 2}, ("r",), cmp("==", "Lr", plus("L", ast.Const("/kb"))))
@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sparkdedalus.rewrite.build import agg, atom, cmp, neg, rule
 from sparkdedalus.rewrite.rule import RewriteError
+from sparkdedalus.syntax.build import agg, atom, cmp, neg, rule
 
 
 @dataclass(frozen=True)

@@ -70,11 +70,11 @@ from sparkdedalus.checks.locations import location_terms
 from sparkdedalus.checks.normalize import AUXILIARY_MARK, is_auxiliary
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import batching
-from sparkdedalus.rewrite import build
 from sparkdedalus.rewrite.gc_follow import follow_gc, staying_guards
 from sparkdedalus.rewrite.rule import RewriteError
 from sparkdedalus.rewrite.source import SourceRule, assemble, source_rules
 from sparkdedalus.syntax import ast
+from sparkdedalus.syntax import build
 from sparkdedalus.syntax.ast import atom_vars, expr_vars
 from sparkdedalus.syntax.loader import DEFAULT_COMPONENT
 from udfs.registry import FUNCTIONS

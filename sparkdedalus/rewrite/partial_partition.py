@@ -47,13 +47,13 @@ from dataclasses import replace
 from sparkdedalus.analysis.roles import component_roles
 from sparkdedalus.program import Program
 from sparkdedalus.rewrite import partition
-from sparkdedalus.rewrite.build import agg, atom, cmp, neg, plus, rule
 from sparkdedalus.rewrite.decouple import redirect
 from sparkdedalus.rewrite.partition import note, spread, suffixes
 from sparkdedalus.rewrite.rule import RewriteError, Rule, Target, Verdict
 from sparkdedalus.rewrite.sealing import NEW, policy_rules, seal_partitions, sealed_outputs
 from sparkdedalus.rewrite.source import SourceRule, assemble
 from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.build import agg, atom, cmp, neg, plus, rule
 
 #: the policy method this rewrite implements
 METHOD = "partial"

@@ -41,10 +41,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sparkdedalus.analysis.roles import component_rules
-from sparkdedalus.rewrite.build import agg, atom, cmp, rule
 from sparkdedalus.rewrite.rule import RewriteError
 from sparkdedalus.rewrite.source import SourceRule
 from sparkdedalus.syntax import ast
+from sparkdedalus.syntax.build import agg, atom, cmp, rule
 from udfs.registry import FUNCTIONS
 
 

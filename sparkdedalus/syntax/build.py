@@ -1,4 +1,5 @@
-"""Terse constructors of the rules a rewrite adds, as AST nodes
+"""Terse constructors of the rules a rewrite adds (`sparkdedalus/rewrite/`)
+or an analysis builds (`analysis.coordination.counting`), as AST nodes
 (`syntax/ast.py`), with no text step: an argument that is a string is a
 variable (`"_"`: a wildcard), an int a constant, an AST node itself.
 
