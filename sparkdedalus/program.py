@@ -32,6 +32,9 @@ class Program:
     homes: tuple = ()  # location suffixes a rewrite introduced (`// @home "/x"`, docs/rewrites.md)
     gc_annotations: tuple = ()  # `// @gc rel(args) when cond` (checks/gc_directives.py, docs/gc.md)
     sources: Sources = field(default_factory=Sources, repr=False)
+    #: results of pure functions of this program, keyed by their callers (`rewrite.rule`: the
+    #: rewrites' verdicts and mechanisms): the program never changes, so they hold while it lives
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # -- construction
     @staticmethod

@@ -6,7 +6,11 @@ A rule says what the analyses require (`analysis`) and how it rewrites
 (`mechanism`, which raises `RewriteError` for what it cannot express). Its
 precondition holds when both agree: the analyses' verdict holds and the
 mechanism takes the target, so that what `explain` offers `rewrite` applies;
-`apply` refuses, with the reasons, what the precondition refuses.
+`apply` refuses, with the reasons, what the precondition refuses. The
+program is immutable, so the analyses' verdict and the mechanism's result
+are kept on it (`Program.memo`) per rule and target: asking the
+precondition again is free, and the mechanism runs once, whether
+`precondition` or `apply` asks for it first.
 
 >>> from sparkdedalus import Program
 >>> from sparkdedalus.rewrite import partitioning
@@ -17,6 +21,8 @@ mechanism takes the target, so that what `explain` offers `rewrite` applies;
 True
 >>> [str(r) for r in partitioning.precondition(p, target).reasons]
 ["<string>:2:51: component 's' reads v, which the partitions of 'k' hold"]
+>>> partitioning.precondition(p, target) is partitioning.precondition(p, target)  # kept on p
+True
 """
 
 from __future__ import annotations
@@ -74,21 +80,59 @@ class Rule:
 
     def precondition(self, program, target: Target) -> Verdict:
         """The analyses' verdict, refused with the mechanism's reason when it cannot express the target."""
-        verdict = self.analysis(program, target)
+        return _memo(program, (self, "precondition", target), lambda: self._precondition(program, target))
+
+    def _precondition(self, program, target: Target) -> Verdict:
+        verdict = self.verdict(program, target)
         if not verdict.applies:
             return verdict
         try:
-            outside = outside_change(program, self.mechanism(program, target)[0], target.scope, self.REROUTES)
+            rewritten, _ = self._mechanism(program, target)
         except RewriteError as exc:
             return Verdict(False, (Reason(str(exc)),))
+        outside = outside_change(program, rewritten, target.scope, self.REROUTES)
         return Verdict(False, (Reason(outside),)) if outside else verdict
 
     def apply(self, program, target: Target) -> tuple:
         """(the rewritten `Program`, notes); a `RewriteError` with the reasons when the precondition fails."""
-        verdict = self.analysis(program, target)
+        verdict = self.verdict(program, target)
         if not verdict.applies:
             raise RewriteError(f"the {self.REWRITE} precondition fails: " + "; ".join(map(str, verdict.reasons)))
-        rewritten, notes = self.mechanism(program, target)
+        rewritten, notes = self._mechanism(program, target)
         if outside := outside_change(program, rewritten, target.scope, self.REROUTES):
             raise RewriteError(outside)
-        return rewritten, notes
+        return rewritten, list(notes)
+
+    def verdict(self, program, target: Target) -> Verdict:
+        """`analysis`, once per program and target (`Program.memo`)."""
+        return _memo(program, (self, "analysis", target), lambda: self.analysis(program, target))
+
+    def _mechanism(self, program, target: Target) -> tuple:
+        """`mechanism` (its notes a tuple), once per program and target: `precondition` runs it, `apply`
+        takes what it gave; a `RewriteError` it raised is raised again."""
+        def run():
+            try:
+                rewritten, notes = self.mechanism(program, target)
+            except RewriteError as exc:
+                return exc
+            return rewritten, tuple(notes)
+        done = _memo(program, (self, "mechanism", target), run)
+        if isinstance(done, RewriteError):
+            raise RewriteError(str(done))
+        return done
+
+
+def _memo(program, key, compute):
+    """`compute()`, kept in `program.memo` under `key`; computed each time
+    for a program without a memo or a key that cannot be hashed (a target
+    whose rules or scope are lists)."""
+    memo = getattr(program, "memo", None)
+    try:
+        hash(key)
+    except TypeError:
+        memo = None
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
