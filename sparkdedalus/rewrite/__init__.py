@@ -59,14 +59,21 @@ def refusals(program, component: str, split, rewrite: str) -> tuple:
     return () if verdict.applies else verdict.reasons
 
 
-def decouple_first(program, target: Target, force: bool = False) -> tuple:
-    """(the program, notes) of the first decoupling whose precondition
-    holds; with none, a `RewriteError` with every rewrite's reasons, or with
-    `force` the monotonic mechanism and notes marking the output unchecked."""
-    found = applicable(program, target.component, target.rules, target.name)
-    if found:
-        return found[0].apply(program, target)
-    reasons = [f"{r.REWRITE}: {reason}" for r in DECOUPLINGS for reason in r.precondition(program, target).reasons]
+def decouple_first(program, target: Target, force: bool = False, coordinated: bool = True) -> tuple:
+    """(the program, notes) of the first decoupling of `DECOUPLINGS`, in the
+    table's order, whose precondition holds for `target`: the one decoupling
+    chooser (`rewrite --decouple`, `--auto` and `optimize` take it through
+    `rewrite.plan`). Without `coordinated`, the decouplings that sequence the
+    moved rules' inputs (state machine, asymmetric: last in the table) are
+    not tried, so that the choice differs only where no coordination-free
+    one holds. With none, a `RewriteError` with every tried rewrite's
+    reasons, or with `force` the monotonic mechanism and notes marking the
+    output unchecked."""
+    tried = [r for r in DECOUPLINGS if coordinated or not r.coordinated]
+    for rewrite in tried:
+        if rewrite.precondition(program, target).applies:
+            return rewrite.apply(program, target)
+    reasons = [f"{r.REWRITE}: {reason}" for r in tried for reason in r.precondition(program, target).reasons]
     if not force:
         raise RewriteError("no precondition holds\n" + "\n".join(f"  {reason}" for reason in reasons))
     program, _ = monotonic.mechanism(program, target)
@@ -82,5 +89,5 @@ def partition_by_policy(program, component: str, n: int, scope: tuple | None = N
     partition key to use (`analysis.partition_keys.Key`; a `ValueError`
     says why it cannot be one)."""
     target = Target(component, partitions=n, scope=scope, key=key)
-    rule = partitioning if partitioning.analysis(program, target).applies else partial_partitioning
+    rule = partitioning if partitioning.verdict(program, target).applies else partial_partitioning
     return rule.apply(program, target)

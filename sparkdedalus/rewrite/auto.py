@@ -30,8 +30,10 @@ partitioning routes the senders of the component it partitions, unless one
 is a client (`rewrite.scope.clients`): a component that gets a client's
 requests or events is not partitioned.
 
-Each rewrite applied, and each component not partitioned, gets a note; a
-component named that nothing applies to gets "nothing to apply".
+Each decision is a step of `rewrite.plan` applied by `apply_step` without
+the coordinated decouplings (`auto_plan` returns the steps too). Each rewrite
+applied, and each component not partitioned, gets a note; a component named
+that nothing applies to gets "nothing to apply".
 
 >>> from sparkdedalus import Program
 >>> p = Program.parse('component k { a(L, X)@async :- in(L, X); b(L, X) :- in2(L, X), c(L); }\\n'
@@ -49,49 +51,61 @@ from __future__ import annotations
 
 from sparkdedalus.analysis.decoupling import decouplings
 from sparkdedalus.analysis.roles import component_rules, constant_relations
-from sparkdedalus import rewrite as table
-from sparkdedalus.rewrite import partitioning
+from sparkdedalus.rewrite import RewriteError, partitioning
 from sparkdedalus.rewrite.naming import name_part
+from sparkdedalus.rewrite.plan import Step, apply_step, selectors
 from sparkdedalus.rewrite.rule import Target
 from sparkdedalus.rewrite.scope import relayed
 
 
 def auto(program, components, n: int) -> tuple:
     """(the rewritten program, the notes); a `ValueError` names an unknown component."""
+    program, notes, _ = auto_plan(program, components, n)
+    return program, notes
+
+
+def auto_plan(program, components, n: int) -> tuple:
+    """(the rewritten program, the notes, the steps it applied): the
+    decisions are `rewrite.plan` steps, each applied with `apply_step` (the
+    decouplings without `coordinated`) as it is decided, since the next
+    depends on the program it leaves; the steps applied again with
+    `apply_plan(program, steps, components, coordinated=False)` give the same
+    program."""
     for component in components:
         component_rules(program, component)
-    notes, parts, scope = [], {}, list(components)
+    notes, parts, scope, steps = [], {}, tuple(components), []
     for component in components:
         parts[component] = []
         own = {program.rules[i].head.name for i in component_rules(program, component)}
-        while step := _decouple_largest(program, component, own, scope):
-            program, name, note = step
-            parts[component].append(name)
-            scope.append(name)
+        while found := _decouple_largest(program, component, own, scope):
+            program, step, scope, note = found
+            parts[component].append(step.name)
+            steps.append(step)
             notes.append(note)
-        if step := _relay_rest(program, component, own, scope):
-            program, name, note = step
-            parts[component].append(name)
-            scope.append(name)
+        if found := _relay_rest(program, component, own, scope):
+            program, step, scope, note = found
+            parts[component].append(step.name)
+            steps.append(step)
             notes.append(note)
     for component in components:
         applied = bool(parts[component])
         for name in (component, *parts[component]):
-            target = Target(name, partitions=n, scope=tuple(scope))
-            verdict = partitioning.precondition(program, target)
+            verdict = partitioning.precondition(program, Target(name, partitions=n, scope=scope))
             if not verdict.applies:
                 notes.append(f"{name} not partitioned: {verdict.reasons[0] if verdict.reasons else 'no policy'}")
                 continue
-            program, done = partitioning.apply(program, target)
+            step = Step("partition", name, partitions=n)  # the partitioning rewrite: its precondition holds
+            program, done, scope = apply_step(program, step, scope)
+            steps.append(step)
             applied = True
             notes += done
         if not applied:
             notes.append(f"{component}: nothing to apply")
-    return program, notes
+    return program, notes, steps
 
 
-def _decouple_largest(program, component: str, own: set, scope: list):
-    """(program, new component, note) of the largest candidate deriving
+def _decouple_largest(program, component: str, own: set, scope: tuple):
+    """(program, step, scope, note) of the largest candidate deriving
     relations of `own` only that a decoupling within `scope` applies to, or None."""
     candidates = [c for c in decouplings(program, component) if set(c.heads) <= own]
     for candidate in sorted(candidates, key=lambda c: -len(c.rules)):
@@ -100,8 +114,8 @@ def _decouple_largest(program, component: str, own: set, scope: list):
     return None
 
 
-def _relay_rest(program, component: str, own: set, scope: list):
-    """(program, new component, note) of decoupling every rule of
+def _relay_rest(program, component: str, own: set, scope: tuple):
+    """(program, step, scope, note) of decoupling every rule of
     `component` deriving relations of `own` over more than constant relations
     when they read what a client outside `scope` sends, or events, which the
     component then relays, or None."""
@@ -113,16 +127,15 @@ def _relay_rest(program, component: str, own: set, scope: list):
     return _decouple(program, component, rest, scope, "the rest")
 
 
-def _decouple(program, component: str, rules: tuple, scope: list, found_by: str):
-    """(program, new component, note) of the first coordination-free
-    rewrite of `DECOUPLINGS` whose precondition holds on moving `rules` to
-    a part named by its role (`rewrite.naming`; as `--decouple` picks it),
+def _decouple(program, component: str, rules: tuple, scope: tuple, found_by: str):
+    """(program, step, scope, note) of the step moving `rules` to a part
+    named by its role (`rewrite.naming`) with the first coordination-free
+    decoupling of `DECOUPLINGS` whose precondition holds (`rewrite.plan`),
     or None."""
-    name = name_part(program, component, rules)
-    target = Target(component, rules, name, scope=tuple(scope) + (name,))
+    step = Step("decouple", component, selectors(program, component, rules), name_part(program, component, rules))
+    try:
+        rewritten, notes, grown = apply_step(program, step, scope, coordinated=False)
+    except RewriteError:
+        return None
     relay = sorted(relayed(program, scope, rules, reroutes=True))
-    for rewrite in table.DECOUPLINGS:
-        if not rewrite.coordinated and rewrite.precondition(program, target).applies:
-            program, notes = rewrite.apply(program, target)
-            return program, name, f"{notes[0]} ({found_by}" + (f"; relayed: {', '.join(relay)})" if relay else ")")
-    return None
+    return rewritten, step, grown, f"{notes[0]} ({found_by}" + (f"; relayed: {', '.join(relay)})" if relay else ")")

@@ -96,7 +96,7 @@ def handle(args, new_session=None) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.out:
-        rewritten, notes = apply_plan(result.base.program, result.plan.steps, result.base.scope)
+        rewritten, notes = apply_plan(result.base.program, result.plan.steps, result.base.scope, coordinated=False)
         write_text(args.out, program_text(rewritten, source_rules(rewritten),
                                           header=["sparkdedalus optimize: " + n for n in notes]))
     print(json.dumps({**result.to_json(), "engine": args.engine}, indent=2) if args.format == "json"

@@ -12,7 +12,8 @@ none). The first decoupling whose precondition holds is applied (mutually
 independent, functional, monotonic, state machine, asymmetric); when none
 holds the rewrite is refused with the reasons (exit 1), unless `--force`,
 which applies the monotonic mechanism and marks the output unchecked. `--decouple` repeats:
-the rewrites compose in the order given. `--partition` (repeats too, in the
+the rewrites compose in the order given: the options are the steps of one plan
+(`rewrite.plan`), every component in its scope. `--partition` (repeats too, in the
 same order) applies the partitioning rewrite when the component's distribution
 policy is co-hashing or dependencies, partial partitioning with a coordinator
 (B.3) when it is partial or the component sends sealed outputs (counted per
@@ -98,15 +99,31 @@ def _check_steps(args) -> None:
         raise UsageError(f"--auto: component '{twice[0]}' is named twice")
 
 
-def _partition(program, component: str, n: int, key: str | None, notes: list):
-    from sparkdedalus.analysis.partition_keys import parse_key
-    from sparkdedalus.rewrite import RewriteError, partition_by_policy
+def to_step(kind: str, spec):
+    """The `rewrite.plan.Step` of an option's (kind, parsed text), but --auto's."""
+    from sparkdedalus.rewrite.plan import Step
+    if kind == "decouple":
+        component, selectors, name = spec
+        return Step("decouple", component, tuple(selectors), name)
+    if kind == "partition":
+        component, n, key = spec
+        return Step("partition", component, partitions=n, key=key)
+    return Step("coordinate")
+
+
+def _apply(program, steps: list, force: bool, notes: list):
+    """`steps` applied (`rewrite.plan.apply_plan`, every component in scope):
+    a step that names what the program lacks is exit 2, one the rewrites
+    refuse exit 1; --coordinate prints its notes on stderr too."""
+    from sparkdedalus.rewrite.plan import StepError, apply_plan
+
+    def report(step, applied):
+        if step.kind == "coordinate":
+            print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
     try:
-        program, applied = partition_by_policy(program, component, n, key=key and parse_key(program, key))
-    except RewriteError as exc:
-        raise UserError(f"cannot partition {component}: {exc}") from None
-    except ValueError as exc:
-        raise UsageError(f"--partition {component}:{n}{':' + key if key else ''}: {exc}") from None
+        program, applied = apply_plan(program, steps, force=force, report=report)
+    except StepError as exc:
+        raise (UsageError if exc.usage else UserError)(str(exc)) from None
     notes += applied
     return program
 
@@ -122,36 +139,6 @@ def _auto(program, components: tuple, n: int, notes: list):
     return program
 
 
-def _coordinate(program, notes: list):
-    from sparkdedalus.rewrite import RewriteError, Target, coordination
-    try:
-        program, applied = coordination.apply(program, Target())
-    except RewriteError as exc:
-        raise UserError(f"cannot coordinate: {exc}") from None
-    print("\n".join("sparkdedalus rewrite: " + note for note in applied), file=sys.stderr)
-    notes += applied
-    return program
-
-
-def _decouple(program, component: str, selectors: list, name: str | None, force: bool, notes: list):
-    from sparkdedalus.rewrite import RewriteError, Target, decouple_first
-    from sparkdedalus.rewrite.decouple import check_name, select
-    from sparkdedalus.rewrite.naming import name_part
-    try:
-        rules = select(program, component, selectors)
-        name = name or name_part(program, component, rules)
-        target = Target(component, rules, name)
-        check_name(program, name)
-    except RewriteError as exc:
-        raise UsageError(f"--decouple {component}:{','.join(selectors)}: {exc}") from None
-    try:
-        program, applied = decouple_first(program, target, force)
-    except RewriteError as exc:
-        raise UserError(f"cannot decouple {', '.join(selectors)} from {component}: {exc}") from None
-    notes += applied
-    return program
-
-
 def handle(args) -> int:
     from sparkdedalus.program import Program
     from sparkdedalus.rewrite.source import source_rules
@@ -161,14 +148,14 @@ def handle(args) -> int:
                          "--auto COMPONENT[,COMPONENT...] or --coordinate")
     _check_steps(args)
     program = Program.from_files(*args.files, strict=args.strict)
-    notes = []
-    for kind, spec in args.steps:
-        if kind == "auto":
-            program = _auto(program, spec, args.partitions or 4, notes)
-        elif kind == "decouple":
-            program = _decouple(program, *spec, args.force, notes)
-        else:
-            program = {"partition": _partition, "coordinate": _coordinate}[kind](program, *spec, notes)
+    notes, steps = [], []
+    for kind, spec in args.steps:  # the steps of the plan, in order; an --auto decides its own on what they leave
+        if kind != "auto":
+            steps.append(to_step(kind, spec))
+            continue
+        program, steps = _apply(program, steps, args.force, notes), []
+        program = _auto(program, spec, args.partitions or 4, notes)
+    program = _apply(program, steps, args.force, notes)
     text = program_text(program, source_rules(program), header=["sparkdedalus rewrite: " + n for n in notes])
     if args.out:
         write_text(args.out, text)

@@ -1,8 +1,8 @@
 """Simulated throughput of closed-loop protocols (docs/protocols.md): clients
 that send their next command when the previous one is answered
-(`closed_loop`), rewrite plans applied with the clients outside the scope
-(`plan`), the commands a run completes per tick and the node that works most
-(`measure`), a greedy search for the plan that completes most (`optimize`),
+(`closed_loop`), rewrite plans (`rewrite.plan`) applied with the clients
+outside the scope, the commands a run completes per tick and the node that
+works most (`measure`), a greedy search for the plan that completes most (`optimize`),
 and a node's cost per command fitted on the paper's base measurements
 (`calibrated`).
 It runs the reference evaluator, or another simulator given (`sparkdedalus.traffic`:
@@ -13,8 +13,8 @@ imports), so it sits on the reference side of the layers.
 '--decouple leader:ballot:broadcasters'
 """
 
+from sparkdedalus.rewrite.plan import Step, apply_plan
 from sparkdedalus.throughput.closed_loop import client_rows
 from sparkdedalus.throughput.measure import Measurement, measure, saturate
-from sparkdedalus.throughput.plan import Step, apply_plan
 
 __all__ = ["Measurement", "Step", "apply_plan", "client_rows", "measure", "saturate"]

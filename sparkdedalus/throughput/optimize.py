@@ -11,7 +11,7 @@ component of the bottleneck node. It tries every move on that component the
 analyses allow, skipping those over the budget:
 
 - each decoupling candidate `explain` finds (`analysis.decoupling`) that a
-  coordination-free decoupling applies to (`plan.Step`);
+  coordination-free decoupling applies to (`rewrite.plan`, without `coordinated`);
 - moving all its rules but those over constant relations to a new part, when
   they read what the clients send: the component then only relays it, as
   `rewrite --auto` does;
@@ -60,13 +60,12 @@ from sparkdedalus.analysis.decoupling import decouplings
 from sparkdedalus.analysis.roles import component_rules, constant_relations
 from sparkdedalus.network import Network
 from sparkdedalus.rewrite import RewriteError
-from sparkdedalus.rewrite.decouple import select
 from sparkdedalus.rewrite.naming import name_part
 from sparkdedalus.rewrite.partial_partition import coordinator_of
+from sparkdedalus.rewrite.plan import Step, apply_plan, selectors
 from sparkdedalus.rewrite.scope import relayed
 from sparkdedalus.throughput.closed_loop import COMMITTED
 from sparkdedalus.throughput.measure import Measurement, reference, saturate
-from sparkdedalus.throughput.plan import Step, apply_plan
 
 #: plateau moves (same throughput, less work on the bottleneck component) allowed in a row
 PLATEAU = 3
@@ -137,7 +136,7 @@ def optimize(program, budget: int, clients: int = 64, network: Network | None = 
         found = []
         for steps in _moves(current, component, max_partitions):
             try:
-                program, _ = apply_plan(base.program, steps, base.scope)
+                program, _ = apply_plan(base.program, steps, base.scope, coordinated=False)
             except RewriteError:
                 continue
             machines = machine_counts(base.counts, steps, program)
@@ -186,12 +185,9 @@ def _moves(plan: Plan, component: str | None, max_partitions: int):
     if rest and relayed(program, _scope(plan), rest):
         splits.append(rest)
     for rules in splits:
-        selectors = tuple(dict.fromkeys(program.rules[i].head.name for i in rules))
-        try:
-            if select(program, component, list(selectors)) == tuple(rules):
-                yield plan.steps + (Step("decouple", component, selectors, name_part(program, component, rules)),)
-        except RewriteError:
-            continue
+        named = selectors(program, component, rules)
+        if all(isinstance(s, str) for s in named):  # a plan's steps are options of `rewrite`
+            yield plan.steps + (Step("decouple", component, named, name_part(program, component, rules)),)
     done = [i for i, s in enumerate(plan.steps) if s.kind == "partition" and s.component == component]
     if done:  # partitioned already: more partitions in its place
         i = done[0]
@@ -233,7 +229,7 @@ def _trim(best: Plan, base: Plan, peak) -> Plan:
             continue
         for k in range(2, step.partitions):
             steps = best.steps[:i] + (replace(step, partitions=k),) + best.steps[i + 1:]
-            program, _ = apply_plan(base.program, steps, base.scope)
+            program, _ = apply_plan(base.program, steps, base.scope, coordinated=False)
             m = peak(steps, program)
             if m.throughput >= best.throughput * (1 - TRIM):
                 best = Plan(steps, program, machine_counts(base.counts, steps, program), m, base.scope)
