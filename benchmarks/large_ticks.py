@@ -1,6 +1,9 @@
 #!/usr/bin/env python
-"""Large ticks (issue 22): facts per second per tick of voting and two-phase commit
-with SIZE ballots / transactions, in local[1] and in local[2].
+"""Large ticks (issues 22, 50): facts per second per tick of voting and two-phase commit
+with SIZE ballots / transactions, in local[1] and in local[2]; and "growth", a persisted
+relation gaining SIZE facts a tick (benchmarks/programs/growth_bench.ded, 12 ticks), whose
+`late_over_early` (the last 3 ticks' median over ticks 4-6's) says whether a tick's cost
+follows its new facts (1.0) or the state carried.
 
     .venv/bin/python benchmarks/large_ticks.py                        # 100,000 of each
     .venv/bin/python benchmarks/large_ticks.py --size 20000 --workloads voting
@@ -8,6 +11,7 @@ with SIZE ballots / transactions, in local[1] and in local[2].
     .venv/bin/python benchmarks/large_ticks.py --masters local[2] --workloads voting --stages
     .venv/bin/python benchmarks/large_ticks.py --conf spark.sql.codegen.cache.maxEntries=100
     .venv/bin/python benchmarks/large_ticks.py --workloads voting --ticks 10   # past the JVM's warm-up
+    .venv/bin/python benchmarks/large_ticks.py --workloads growth --size 20000 --masters local[2]
 
 With `--stages`, every tick also gets the summary of the Spark stages that ran during it
 (benchmarks/stages.py: busy and driver-only seconds, parallelism, CPU share, bytes read).
@@ -46,6 +50,17 @@ for path in (REPO, REPO / "benchmarks"):
 from engine import emit, load, spark_settings  # noqa: E402
 from partitioning import PROGRAMS, TICKS, WORKLOADS, digest  # noqa: E402
 
+
+def growth_edb(spark, size: int) -> dict:
+    """`seed`: SIZE facts over 4 locations, holding at every tick (growth_bench.ded)."""
+    return {"seed": spark.range(size).selectExpr("concat('n', id % 4) AS l", "id AS k")}
+
+
+#: the workloads: partitioning.py's, and a persisted relation gaining SIZE facts a tick
+LARGE = {**WORKLOADS, "growth": ("growth_bench.ded", growth_edb)}
+#: the ticks each run has for the ratio of its last 3 ticks to ticks 4-6
+GROWTH_TICKS = 12
+
 MIB = 1 << 20
 
 
@@ -75,7 +90,7 @@ def run_child(master: str, name: str, size: int, stages: bool = False, conf: dic
 
     with _jvm_stdout(verbose=True):
         spark = local_session(master=master, delta=False, extra_conf=conf)
-    file, edb_of = WORKLOADS[name]
+    file, edb_of = LARGE[name]
     program = Program.from_files(str(PROGRAMS / file))
     heaps, marks, compilers = [], [time.time()], [compiler_counts(spark)]
 
@@ -105,7 +120,20 @@ def run_child(master: str, name: str, size: int, stages: bool = False, conf: dic
             "total_seconds": round(total, 3), "digests": digests,
             "tick_seconds_median": statistics.median(t["seconds"] for t in per_tick),
             "facts_per_second_median": statistics.median(t["facts_per_second"] or 0 for t in per_tick),
+            "late_over_early": late_over_early([t["seconds"] for t in per_tick]),
             "heap_mib_max": max(heaps)}
+
+
+def late_over_early(seconds: list) -> float | None:
+    """The median of the last 3 ticks' seconds over the median of ticks 4-6 (None
+    below 9 ticks): 1.0 when a tick's cost does not grow with the state carried.
+
+    >>> late_over_early([9, 9, 9, 1, 2, 3, 5, 5, 4, 4, 6])  # medians 4 over 2
+    2.0
+    """
+    if len(seconds) < 9:
+        return None
+    return round(statistics.median(seconds[-3:]) / statistics.median(seconds[3:6]), 3)
 
 
 def in_child(master: str, name: str, size: int, stages: bool, conf: list[str], ticks: int) -> dict:
@@ -122,7 +150,8 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=100_000, help="ballots and transactions (default 100000)")
     parser.add_argument("--masters", default="local[1],local[2]")
     parser.add_argument("--workloads", default="voting,two_phase_commit")
-    parser.add_argument("--ticks", type=int, default=TICKS, help=f"ticks per run (default {TICKS})")
+    parser.add_argument("--ticks", type=int, default=None,
+                        help=f"ticks per run (default {TICKS}; growth: {GROWTH_TICKS})")
     parser.add_argument("--quick", action="store_true", help="300 of each (smoke test)")
     parser.add_argument("--stages", action="store_true",
                         help="per tick, the Spark stages that ran during it (benchmarks/stages.py)")
@@ -131,6 +160,8 @@ def main(argv=None) -> int:
     parser.add_argument("--child", metavar="MASTER", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     size = 300 if args.quick else args.size
+    if args.ticks is None:
+        args.ticks = GROWTH_TICKS if args.workloads == "growth" else TICKS
     if args.ticks < 1:
         parser.error(f"--ticks {args.ticks}: at least 1")
     conf = spark_settings(parser, args.conf)
