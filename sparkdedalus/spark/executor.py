@@ -14,6 +14,10 @@ job per tick for a non-recursive program, and lineage cut every tick, so that
 tick 500 plans like tick 5. What it runs was decided once (spark/plan.py);
 the partitions it runs in are the sizer's (spark/sizer.py).
 
+Once the carried state is large, a tick appends to it instead of copying
+it (spark/appended.py): the pack materialises the tick's new facts of the
+carried relations only, and holds the earlier ones beside them.
+
 With GC rules (analysis/gc.py) the next tick starts with a collected
 relation's final state less its `G` rows. Nothing else changes: no
 coordination, and a collected relation no longer counts as growing
@@ -30,6 +34,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, QUEUED, SOURCE_COLUMN, STATE
 from sparkdedalus.plumbing.jobnames import JobNames
+from sparkdedalus.spark.appended import COMPACT_EVERY as COMPACT_PIECES
+from sparkdedalus.spark.appended import Appended, append_rows, appending, new_only_sql, state_condition
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint, driver_rows
@@ -64,6 +70,7 @@ class TickStats:
     compiled: bool = False  # ran compiled code, from its start or from a large materialisation on (spark/codegen.py)
     in_driver: int = 0  # components the Arrow fixpoint solved in the driver (spark/fixpoint.py, `solve_here`)
     placement: str = "spark"  # where the tick ran: "spark", or "driver" (DuckDB, no Spark job: spark/placement.py)
+    appended: bool = False  # appended its new facts to the carried state instead of copying it (spark/appended.py)
 
 
 class Frames(dict):
@@ -95,6 +102,7 @@ class LoopState:
     packs: dict = field(default_factory=dict)  # tick -> checkpointed pack
     stats: list = field(default_factory=list)
     found: dict = field(default_factory=dict)  # an Arrow component's relations -> the facts it found when last counted
+    appended: Appended | None = None  # the last pack's appended state, when counted (spark/appended.py)
 
 
 @dataclass
@@ -112,6 +120,9 @@ class Recursion:
 class Executor:
     """Runs one tick at a time (see the module)."""
 
+    #: whether a large carried state is appended to rather than copied (spark/appended.py)
+    appends_state = True
+
     def __init__(self, spark: SparkSession, plan: TickPlan, sql: TickSql, sizer: Sizer, loader: Loader,
                  names: JobNames):
         """`names` names its jobs (strata, iterations)."""
@@ -126,6 +137,11 @@ class Executor:
         self.codegen = Codegen(spark)
         self._inbox = None  # under a capacity, the tick's inbox (Queues.inbox_sql)
         self._previous = None  # the previous pack's view, in a tick
+        self._previous_pack = None  # the previous pack, in a tick
+        #: the relations whose state a tick may append to (spark/appended.py)
+        self.appends = appending(plan.carried, plan.collected, self.program.lattices) if self.appends_state \
+            else frozenset()
+        self._appending: Appended | None = None  # the previous pack's state, when this tick appends to it
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
 
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
@@ -142,6 +158,7 @@ class Executor:
         started = time.perf_counter()
         self.sizer.start_tick()
         self._pack_views = {}
+        self._appending = self._appending_to(previous, state)
         start, current, news = self._start(tick, previous)
         stratum_packs = []
         settled = []  # the Arrow fixpoint's facts: new, materialised or computed by the pack (_recursive)
@@ -188,8 +205,7 @@ class Executor:
             derived_pack = self.sql.cut(self.sql.union(parts))
             stratum_packs.append(derived_pack)
             for n in names:
-                base = self.layout.read_sql(start, n) if start is not None and n in self.plan.may_start \
-                    and n not in self.program.lattices else None
+                base = self._start_read(start, n) if n not in self.program.lattices else None
                 fresh = self.layout.read_sql(derived_pack, n)
                 current[n] = fresh if base is None else self.sql.union([base, fresh])
                 if n in news_before:
@@ -199,7 +215,7 @@ class Executor:
         incremental = len(self.plan.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
                                      persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled,
-                                     in_driver))
+                                     in_driver, appended=self._appending is not None))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[str | None, dict, dict | None]:
@@ -211,6 +227,7 @@ class Executor:
         it; and the carried relations' new facts (all but those of the
         previous tick; None at the first tick)."""
         self._previous = self.sql.views.of(previous) if previous is not None else None
+        self._previous_pack = previous
         arriving = [p for p in (self.loader.facts_pack(tick),) if p is not None]
         self._inbox = None
         if previous is not None:
@@ -225,7 +242,8 @@ class Executor:
         if previous is not None and self.plan.carried:
             # identity @next rules are not evaluated: the carried relations'
             # final state of the previous tick is read directly
-            names = ", ".join(f"'{n}'" for n in sorted(self.plan.carried - self.plan.collected))
+            appended = self.appends if self._appending is not None else frozenset()
+            names = ", ".join(f"'{n}'" for n in sorted(self.plan.carried - self.plan.collected - appended))
             if names:
                 sources.append(self.layout.relabel_sql(self._previous, f"__kind = '{STATE}' AND __rel IN ({names})"))
             sources += [self.layout.part_sql(n, STATE, self.sql.name(self._surviving(n)))
@@ -236,13 +254,37 @@ class Executor:
         if previous is not None and self.plan.partitioner is not None and repartitioned:
             start = self.sql.name(self.sql.spread(start))  # the previous pack is not in this tick's partitions
         current = Frames(lambda name: self.loader.read_apart(name) if name in self.plan.apart
-                         else self.layout.read_sql(start, name) if start is not None and name in self.plan.may_start
-                         else self.sql.empty(name, bucket=True))
+                         else self._start_read(start, name) or self.sql.empty(name, bucket=True))
         news = None
         if previous is not None:
             new_pack = self.sql.name(self.sql.union(arriving))
             news = {name: self.layout.read_sql(new_pack, name) for name in self.plan.carried}
         return start, current, news
+
+    def _appending_to(self, previous: DataFrame | None, state: LoopState) -> Appended | None:
+        """The previous pack's appended state when this tick appends to it
+        (spark/appended.py): its rows counted with it, at least `append_rows`
+        of them, in fewer than COMPACT_PIECES pieces, all in this tick's
+        partitions, which are one or the partitioner's buckets (else reading
+        it would shuffle it). Else None: the tick copies the carried state,
+        which makes it one piece again."""
+        known = state.appended
+        if not self.appends or previous is None or known is None or known.pack is not previous:
+            return None
+        limit = append_rows(self.spark)
+        partitions = self.sizer.partitions
+        in_place = partitions == self.sizer.pack_partitions and (partitions == 1 or self.plan.partitioner is not None)
+        return known if in_place and known.pieces < COMPACT_PIECES and 0 <= limit <= known.rows else None
+
+    def _start_read(self, start: str | None, name: str) -> str | None:
+        """SQL: relation `name` as the tick starts, or None when nothing holds
+        it: the start's facts, and for a relation appended to, the previous
+        pack's state too (spark/appended.py)."""
+        own = self.layout.read_sql(start, name) if start is not None and name in self.plan.may_start else None
+        if self._appending is None or name not in self.appends:
+            return own
+        earlier = self.layout.read_sql(self._previous, name)
+        return earlier if own is None else self.sql.union([earlier, own])
 
     def _without_lattices(self, start: str) -> str:
         """SQL: the tick's start less the rows of lattices (checks/lattices.py):
@@ -588,13 +630,45 @@ class Executor:
         self.sizer.pack_partitions = self.sizer.partitions
         persisted = ", ".join(f"'{n}'" for n in sorted(self.program.persisted)) or "NULL"
         pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
+        if self._appending is not None:  # the appended relations' new facts only (spark/appended.py)
+            pack = self._new_only(pack)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self.sql.union([pack, *settled])
         if known is not None:  # counted here: a lazy checkpoint, computed by whoever reads it first
             pack, (rows, persisted, collected) = self.sql.checkpoint(pack), known
+            state.appended = None
         else:
+            appends = [state_condition(self.appends), state_condition(self.appends & self.program.persisted)] \
+                if self.appends else []
             with self.codegen.compiling() if compiled else nullcontext():
-                pack, (rows, persisted, collected) = self.sql.materialised(
-                    pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'")
+                pack, (rows, persisted, collected, *appended) = self.sql.materialised(
+                    pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'", *appends)
+            if self.appends:
+                pack, rows, persisted = self._appended(pack, rows, persisted, *appended, state)
         self.sizer.sized(rows + self.loader.input_rows_apart)  # the next tick reads the inputs kept apart too
         return pack, (rows + self.loader.input_rows_apart, persisted, collected)
+
+    def _new_only(self, pack: str) -> str:
+        """SQL: the tick's pack `pack` less the appended relations' facts
+        the previous pack holds (spark/appended.py)."""
+        earlier = self.sql.narrow(f"SELECT * FROM {self._previous}")
+        candidates = self.sql.cut(self.sql.spread(pack))  # in the buckets the earlier pieces are in
+        return self.sql.narrow(new_only_sql(candidates, self.sql.name(earlier), self.appends,
+                                            self.layout.pack_schema.fieldNames(), self.layout.bucket))
+
+    def _appended(self, pack: DataFrame, rows: int, persisted: int, appended: int, appended_persisted: int,
+                  state: LoopState) -> tuple[DataFrame, int, int]:
+        """(pack, rows, rows of persisted relations) of the tick whose
+        materialised pack is `pack` with `rows` rows, `persisted` of them of
+        persisted relations, and `appended` (`appended_persisted`) state rows
+        of relations appended to: when the tick appended, the pack with the
+        earlier state beside it, and the rows counted with it.
+        `state.appended` records it."""
+        earlier = self._appending
+        if earlier is None:
+            state.appended = Appended(pack, appended, appended_persisted, 1)
+            return pack, rows, persisted
+        pack = pack.unionAll(self._previous_pack.where(state_condition(self.appends)))
+        state.appended = Appended(pack, earlier.rows + appended, earlier.persisted + appended_persisted,
+                                  earlier.pieces + 1)
+        return pack, rows + earlier.rows, persisted + earlier.persisted

@@ -49,6 +49,8 @@ class DriverTickSql(TickSql):
 class DriverExecutor(Executor):
     """The executor of a tick in the driver (see the module)."""
 
+    appends_state = False  # a pack in the driver is Arrow in memory: copied, not appended to
+
     def _arrow(self, arrow: ArrowFixpoint, names: list, current: dict, news: dict | None, tick: int,
                state: LoopState, shared: bool) -> tuple[dict, dict]:
         """The component solved by the Arrow fixpoint's kernel on what it reads."""
