@@ -22,7 +22,8 @@ classes each query needs spelled out), and the two must be equal sets.
 order-free digest of pts and hpts against DuckDB's semi-naive loop.
 
 Prints JSON lines: "load" at the start and end, "config", then "lubm" or "points_to":
-wall seconds of the engine's run (and of its tick, with the tick's placement and
+wall seconds of the engine's run and of reading its answers back ("engine_seconds"; LUBM:
+`Engine.run` alone "run_seconds", and its tick, with the tick's placement and
 iterations), the inputs' sizes, the answers' sizes and whether they match.
 """
 
@@ -275,13 +276,16 @@ def compare(found: dict, expected: dict) -> dict:
     return {q: set(found.get(q, ())) == set(rows) for q, rows in expected.items()}
 
 
-def engine_answers(spark, path: Path) -> tuple[dict, object]:
-    """({query: set of answer tuples}, the run) of the program at `path` on Spark, 1 tick."""
+def engine_answers(spark, path: Path) -> tuple[dict, object, float]:
+    """({query: set of answer tuples}, the run, the seconds of `Engine.run` alone) of the
+    program at `path` on Spark, 1 tick."""
     from sparkdedalus import Program
     from sparkdedalus.spark.engine import Engine
 
+    started = time.perf_counter()
     run = Engine(spark).run(Program.from_files(str(path)), ticks=1, keep_history=False)
-    return {q: {tuple(row)[1:] for row in run.relation(q, 1).collect()} for q in QUERIES}, run
+    seconds = time.perf_counter() - started
+    return {q: {tuple(row)[1:] for row in run.relation(q, 1).collect()} for q in QUERIES}, run, seconds
 
 
 def reference_answers(path: Path) -> dict:
@@ -311,13 +315,13 @@ def lubm(spark, departments: int, seed: int) -> None:
         duck_seconds = time.perf_counter() - started
         log(f"lubm {departments}: {len(types) + len(triples)} triples, duckdb {duck_seconds:.1f}s")
         started = time.perf_counter()
-        found, run = engine_answers(spark, path)
+        found, run, run_seconds = engine_answers(spark, path)
         seconds = time.perf_counter() - started
     matches = compare(found, expected)
     log(f"lubm {departments}: engine {seconds:.1f}s, match {all(matches.values())}")
     emit("lubm", departments=departments, seed=seed, workload=LUBM_WORKLOAD,
          triples=len(types) + len(triples), type_triples=len(types), generate_seconds=round(generated, 3),
-         engine_seconds=round(seconds, 3), **tick_facts(run), duckdb_seconds=round(duck_seconds, 3),
+         engine_seconds=round(seconds, 3), run_seconds=round(run_seconds, 3), **tick_facts(run), duckdb_seconds=round(duck_seconds, 3),
          answers={q: len(expected[q]) for q in QUERIES}, engine_answers={q: len(found[q]) for q in QUERIES},
          matches=all(matches.values()), mismatched=[q for q, ok in matches.items() if not ok])
 
