@@ -1,5 +1,5 @@
 """Appended state (spark/appended.py): a tick that appends its new facts to the
-carried state instead of copying it gives the reference evaluator's facts at
+carried state of the relations no rule reads instead of copying it gives the reference evaluator's facts at
 every tick, in one partition and in a partitioner's buckets, with messages,
 negation, recursion, GC, lattices, `r(..)@k` and a store it resumes from; and
 it appends when it should (`TickStats.appended`), copying every COMPACT_EVERY
@@ -42,12 +42,14 @@ got(D, X)@async :- ping(S, D, X);
 kept(L, X) :- got(L, X), notin banned(L, X);
 """
 
-#: a transitive closure over a persisted, growing edge relation (recursion on new facts)
+#: a transitive closure over a persisted, growing edge relation (recursion on new facts), kept in a history
 GRAPH = """
 .persist edge
+.persist history
 edge("a", 1, 2)@1; edge("a", 2, 3)@2; edge("a", 3, 4)@4; edge("a", 4, 1)@5; edge("a", 5, 6)@6;
 path(L, X, Y) :- edge(L, X, Y);
 path(L, X, Z) :- path(L, X, Y), edge(L, Y, Z);
+history(L, X, Y, T) :- path(L, X, Y)@T;
 """
 
 #: a collected relation and a lattice beside an appended one

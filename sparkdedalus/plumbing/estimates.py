@@ -25,11 +25,18 @@ def without_estimate(frame: DataFrame) -> DataFrame:
     jdf = getattr(frame, "_jdf", None)
     if jdf is None:
         return frame
+    scan = jdf.queryExecution().analyzed()  # the checkpoint's LogicalRDD
+    return scan_over(frame, scan, scan.rdd())
+
+
+def scan_over(frame: DataFrame, scan, rdd) -> DataFrame:
+    """A frame scanning the JVM's `rdd` (of `InternalRow`s) with the output,
+    partitioning and ordering of `scan` (a LogicalRDD of `frame`'s session),
+    and Spark's default size estimate. Classic sessions only."""
     spark = frame.sparkSession
     jvm, session = spark._jvm, spark._jsparkSession
-    scan = jdf.queryExecution().analyzed()  # the checkpoint's LogicalRDD
     none = jvm.scala.Option.empty()
     fresh = jvm.org.apache.spark.sql.execution.LogicalRDD(
-        scan.output(), scan.rdd(), scan.outputPartitioning(), scan.outputOrdering(), scan.isStreaming(),
+        scan.output(), rdd, scan.outputPartitioning(), scan.outputOrdering(), scan.isStreaming(),
         scan.stream(), session, none, none)
     return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(session, fresh), spark)

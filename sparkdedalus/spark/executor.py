@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, QUEUED, SOURCE_COLUMN, STATE
 from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.spark.appended import COMPACT_EVERY as COMPACT_PIECES
-from sparkdedalus.spark.appended import Appended, append_rows, appending, new_only_sql, state_condition
+from sparkdedalus.spark.appended import Appended, append_rows, appending, new_only_sql, one_scan, state_condition
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint, driver_rows
@@ -139,8 +139,7 @@ class Executor:
         self._previous = None  # the previous pack's view, in a tick
         self._previous_pack = None  # the previous pack, in a tick
         #: the relations whose state a tick may append to (spark/appended.py)
-        self.appends = appending(plan.carried, plan.collected, self.program.lattices) if self.appends_state \
-            else frozenset()
+        self.appends = appending(self.program, plan.carried, plan.collected) if self.appends_state else frozenset()
         self._appending: Appended | None = None  # the previous pack's state, when this tick appends to it
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
 
@@ -274,7 +273,7 @@ class Executor:
         limit = append_rows(self.spark)
         partitions = self.sizer.partitions
         in_place = partitions == self.sizer.pack_partitions and (partitions == 1 or self.plan.partitioner is not None)
-        return known if in_place and known.pieces < COMPACT_PIECES and 0 <= limit <= known.rows else None
+        return known if in_place and len(known.earlier) + 1 < COMPACT_PIECES and 0 <= limit <= known.rows else None
 
     def _start_read(self, start: str | None, name: str) -> str | None:
         """SQL: relation `name` as the tick starts, or None when nothing holds
@@ -629,6 +628,8 @@ class Executor:
             pack = self.sql.spread(pack)  # parts read in other partitions
         self.sizer.pack_partitions = self.sizer.partitions
         persisted = ", ".join(f"'{n}'" for n in sorted(self.program.persisted)) or "NULL"
+        if self.appends and self.layout.bucket and self.sizer.partitions > 1 and not moved_partitions:
+            pack = self.sql.spread(pack)  # in the buckets, like the pieces a later tick appends (spark/appended.py)
         pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
         if self._appending is not None:  # the appended relations' new facts only (spark/appended.py)
             pack = self._new_only(pack)
@@ -652,7 +653,7 @@ class Executor:
         """SQL: the tick's pack `pack` less the appended relations' facts
         the previous pack holds (spark/appended.py)."""
         earlier = self.sql.narrow(f"SELECT * FROM {self._previous}")
-        candidates = self.sql.cut(self.sql.spread(pack))  # in the buckets the earlier pieces are in
+        candidates = self.sql.cut(pack)  # in the buckets the earlier pieces are in (_pack)
         return self.sql.narrow(new_only_sql(candidates, self.sql.name(earlier), self.appends,
                                             self.layout.pack_schema.fieldNames(), self.layout.bucket))
 
@@ -666,9 +667,9 @@ class Executor:
         `state.appended` records it."""
         earlier = self._appending
         if earlier is None:
-            state.appended = Appended(pack, appended, appended_persisted, 1)
+            state.appended = Appended(pack, pack, (), appended, appended_persisted)
             return pack, rows, persisted
-        pack = pack.unionAll(self._previous_pack.where(state_condition(self.appends)))
-        state.appended = Appended(pack, earlier.rows + appended, earlier.persisted + appended_persisted,
-                                  earlier.pieces + 1)
-        return pack, rows + earlier.rows, persisted + earlier.persisted
+        pieces = (earlier.fresh, *earlier.earlier)
+        whole = pack.unionAll(one_scan(pieces).where(state_condition(self.appends)))
+        state.appended = Appended(whole, pack, pieces, earlier.rows + appended, earlier.persisted + appended_persisted)
+        return whole, rows + earlier.rows, persisted + earlier.persisted
