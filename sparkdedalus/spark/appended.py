@@ -20,14 +20,11 @@ run in the partitions the pieces are in (one, or the partitioner's buckets).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import reduce
 
 from pyspark.sql import DataFrame
 
 from sparkdedalus.pack.columns import STATE
-from sparkdedalus.plumbing.estimates import scan_over
 from sparkdedalus.syntax.ast import TickTime
 
 #: the session setting: the rows of carried state from which a tick appends
@@ -78,38 +75,6 @@ class Appended:
     earlier: tuple
     rows: int
     persisted: int
-
-
-def one_scan(frames: tuple) -> DataFrame:
-    """The rows of `frames`, checkpoints in the same partitions, as one scan
-    of their partitions zipped (partition i of each, one after the other:
-    Spark's `SQLPartitioningAwareUnionRDD`), which keeps their partitioning.
-    A plan reading it has the same shape however many frames there are, so
-    Spark's cache of generated code serves every tick that appends (a union
-    growing by a leaf a tick generated and compiled its classes again every
-    tick: 160-180 a tick of voting at 100,000 ballots instead of 18). Their
-    `unionAll` on Spark Connect, or when their partitionings differ."""
-    if len(frames) == 1:
-        return frames[0]
-    scans = [f._jdf.queryExecution().analyzed() if hasattr(f, "_jdf") else None for f in frames]
-    if any(s is None or s.getClass().getSimpleName() != "LogicalRDD" for s in scans) \
-            or len({_partitioning(s) for s in scans}) != 1:
-        return reduce(DataFrame.unionAll, frames)
-    from py4j.java_collections import ListConverter
-
-    spark = frames[0].sparkSession
-    jvm = spark._jvm
-    rdds = ListConverter().convert([s.rdd() for s in scans], spark.sparkContext._gateway._gateway_client)
-    first = scans[0].rdd()
-    zipped = jvm.org.apache.spark.rdd.SQLPartitioningAwareUnionRDD(
-        spark._jsc.sc(), jvm.scala.jdk.javaapi.CollectionConverters.asScala(rdds).toList(), first.getNumPartitions(),
-        first.elementClassTag())
-    return scan_over(frames[0], scans[0], zipped)
-
-
-def _partitioning(scan) -> tuple:
-    """A LogicalRDD's partitioning, its attributes' ids left out, and its partitions."""
-    return re.sub(r"#\d+L?", "", scan.outputPartitioning().toString()), scan.rdd().getNumPartitions()
 
 
 def state_condition(names) -> str:

@@ -34,8 +34,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, QUEUED, SOURCE_COLUMN, STATE
 from sparkdedalus.plumbing.jobnames import JobNames
+from sparkdedalus.plumbing.zipped import zipped_scan
 from sparkdedalus.spark.appended import COMPACT_EVERY as COMPACT_PIECES
-from sparkdedalus.spark.appended import Appended, append_rows, appending, new_only_sql, one_scan, state_condition
+from sparkdedalus.spark.appended import Appended, append_rows, appending, new_only_sql, state_condition
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint, driver_rows
@@ -670,6 +671,6 @@ class Executor:
             state.appended = Appended(pack, pack, (), appended, appended_persisted)
             return pack, rows, persisted
         pieces = (earlier.fresh, *earlier.earlier)
-        whole = pack.unionAll(one_scan(pieces).where(state_condition(self.appends)))
+        whole = pack.unionAll(zipped_scan(pieces).where(state_condition(self.appends)))
         state.appended = Appended(whole, pack, pieces, earlier.rows + appended, earlier.persisted + appended_persisted)
         return whole, rows + earlier.rows, persisted + earlier.persisted
