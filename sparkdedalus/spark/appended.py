@@ -4,13 +4,15 @@ where they are, and a tick adds only its new ones.
 A *carried* relation (analysis/growth.py: persisted, or all its sources grow)
 holds at tick t every fact it held at t-1, so its state only grows. Once the
 carried state of a run is large (`APPEND_ROWS_SETTING` rows), a tick stops
-copying it into its pack: the relations that append (carried, neither
-collected by GC nor lattices) are left out of the tick's start, the tick's
+copying it into its pack: the relations that append (`appending`: carried,
+neither collected by GC nor lattices, read by no rule at the tick) are left
+out of the tick's start, the tick's
 candidate facts of them are compared with the earlier state (`new_only_sql`:
 the candidates, hashed; the earlier state scanned once against them, never
 sorted nor shuffled) and the pack materialises the new ones only. The pack a
 reader sees is that materialisation with the earlier state beside it
-(`DataFrame.unionAll`, nothing copied): every reader of a pack (the next
+(`DataFrame.unionAll` with one scan of the earlier pieces,
+plumbing/zipped.py: nothing copied): every reader of a pack (the next
 tick, `r(..)@k`, the store, provenance, `Run.relation`) reads every fact of
 the tick as before. A tick copies the state instead, which makes it one
 piece again, when it has `COMPACT_EVERY` pieces (a copy every `COMPACT_EVERY`
