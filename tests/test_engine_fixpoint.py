@@ -9,7 +9,7 @@ import pytest
 
 from engine_helpers import compared_run
 from sparkdedalus.checks import build_program
-from sparkdedalus.spark.fixpoint import LOOP, SETTING, ArrowFixpoint
+from sparkdedalus.spark.fixpoint import LOOP, PYARROW, SETTING, ArrowFixpoint
 from sparkdedalus.syntax.loader import load_text
 
 RECURSIVE = """
@@ -115,7 +115,7 @@ def test_solve_returns_only_new_facts():
 def test_recursive_strata_match_the_reference_with_and_without_arrow(spark):
     prog = program(RECURSIVE)
     iterations = {}
-    for mode in ("arrow", LOOP):
+    for mode in ("arrow", PYARROW, LOOP):
         spark.conf.set(SETTING, mode)
         try:
             found, run = compared_run(spark, prog, ticks=2)

@@ -39,7 +39,7 @@ from sparkdedalus.spark.appended import COMPACT_EVERY as COMPACT_PIECES
 from sparkdedalus.spark.appended import Appended, append_rows, appending, new_only_sql, state_condition
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
-from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint, driver_rows
+from sparkdedalus.spark.fixpoint import ARROW, ARROW_MODES, SETTING, ArrowFixpoint, driver_rows
 from sparkdedalus.spark.loader import Loader
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.plan import TickPlan
@@ -367,7 +367,7 @@ class Executor:
         for k, group in enumerate(groups):
             group_names = sorted({r.head.name for r in group})
             arrow = self.plan.arrow_fixpoint(group, group_names) \
-                if self.spark.conf.get(SETTING, ARROW) == ARROW else None
+                if self.spark.conf.get(SETTING, ARROW) in ARROW_MODES else None
             if not self.plan.recursive & set(group_names):
                 new = {n: self.sql.union(d) if d else self.sql.empty(n, bucket=True)
                        for n, d in self._derive_all(group, group_names, current, news, tick, state).items()}
@@ -418,6 +418,10 @@ class Executor:
             state.found[tuple(names)] = rows
             self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
             self.codegen.grow(rows)  # its code compiled if that is large
+        elif here is None and not small and self.sizer.partitions < self.sizer.most_partitions:
+            # computed by the pack's job, its size unknown (it may be far larger than its
+            # input: a closure's pairs): the pack in every partition, not coalesced into one task
+            self.sizer.sized(self.sizer.most_partitions * ROWS_PER_PARTITION)
         new = {n: self.sql.views.of(f) for n, f in frames.items()}
         if self.plan.partitioner is not None:  # the facts into their buckets
             new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}

@@ -20,7 +20,7 @@ from sparkdedalus.network import Network
 from sparkdedalus.pack.layout import Layout
 from sparkdedalus.program import Program
 from sparkdedalus.spark.compiler import RulePlan
-from sparkdedalus.spark.fixpoint import ARROW, SETTING, ArrowFixpoint
+from sparkdedalus.spark.fixpoint import ARROW, ARROW_MODES, PYARROW, SETTING, ArrowFixpoint
 from sparkdedalus.spark.partitioner import Partitioner
 from sparkdedalus.spark.queues import Queues
 
@@ -45,7 +45,8 @@ class TickPlan:
         #: the relations some rule derives for the same tick
         self.derived_now = frozenset(r.head.name for r in program.rules if r.delivery == "now")
         self._fixpoints: dict = {}  # stratum relations -> ArrowFixpoint or None
-        pivots = self._pivot_columns() if spark.conf.get(SETTING, ARROW) == ARROW else {}
+        self._duckdb = spark.conf.get(SETTING, ARROW) != PYARROW  # linear strata by a DuckDB query
+        pivots = self._pivot_columns() if spark.conf.get(SETTING, ARROW) in ARROW_MODES else {}
         self.partitioner = Partitioner(program, most_partitions, pivots) if policy else None
         self.layout = Layout(program.relations, self.partitioner)
         #: the message queues under a network capacity (spark/queues.py), else None
@@ -117,7 +118,7 @@ class TickPlan:
         needs more than joins (compiled once)."""
         key = tuple(names)
         if key not in self._fixpoints:
-            self._fixpoints[key] = ArrowFixpoint.compile(rules, names, self.program, self.differential)
+            self._fixpoints[key] = ArrowFixpoint.compile(rules, names, self.program, self.differential, self._duckdb)
         return self._fixpoints[key]
 
     def _pivot_columns(self) -> dict:
