@@ -127,3 +127,12 @@ def test_the_buckets_are_disjoint_and_together_the_whole_answer(text, name):
         found = [rows(part[n]) for part in parts]
         assert sum(len(f) for f in found) == len(rows(whole[n])) and set().union(*found) == rows(whole[n])
     assert sum(1 for part in parts if part[plan.names[0]].num_rows) > 1  # split, not all in one bucket
+
+
+def test_the_query_runs_one_bucket_a_partition_and_the_loop_four():
+    closure = plan_of(Program.parse(CLOSURE), "path")
+    assert closure.buckets(2, news=False) == 2  # DuckDB's threads work within a bucket
+    assert closure.buckets(2, news=True) == 8  # after the first tick: the pyarrow loop
+    program = Program.parse(CLOSURE)
+    loop = ArrowFixpoint.compile(list(program.rules), ["path"], program, duckdb=False)
+    assert loop.buckets(2, news=False) == 8

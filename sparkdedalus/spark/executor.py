@@ -411,7 +411,7 @@ class Executor:
             small = max(state.found.get(tuple(names), ROWS_PER_PARTITION),
                         self.sizer.input_rows) < ROWS_PER_PARTITION
             counted = shared and not small
-            buckets = 4 * self.sizer.most_partitions if arrow.partitioned else 1
+            buckets = arrow.buckets(self.sizer.most_partitions, grown is not None)
             with self.codegen.compiling():
                 frames, rows = arrow.frames(reads, buckets, self.sizer.most_partitions, counted, shared, grown)
         if counted:

@@ -88,6 +88,7 @@ import pyarrow.compute as pc
 
 from sparkdedalus.checks.safety import assignment_target
 from sparkdedalus.program import Program
+from sparkdedalus.spark.partitioner import spread_values
 from sparkdedalus.spark.recursive_query import RecursiveQuery
 from sparkdedalus.syntax import ast
 from sparkdedalus.syntax.ast import expr_vars
@@ -294,6 +295,16 @@ class ArrowFixpoint:
     @property
     def partitioned(self) -> bool:
         return all(self.pivot[n] for n in self.names)
+
+    def buckets(self, partitions: int, news: bool) -> int:
+        """The buckets a tick of `partitions` partitions splits the stratum
+        into: none without a pivot; one a partition for the DuckDB query
+        (DuckDB's threads work within it; not with `news`, which the pyarrow
+        loop takes); else four a partition, so that a bucket of the pyarrow
+        loop fits in a Python worker."""
+        if not self.partitioned:
+            return 1
+        return partitions if self.query is not None and not news else 4 * partitions
 
     @property
     def located(self) -> bool:
@@ -505,11 +516,13 @@ class ArrowFixpoint:
             result = packed.mapInArrow(task, out_schema)
         else:
             def task(table: pa.Table) -> pa.Table:
-                bucket = table.column("__b")[0].as_py()
+                bucket = labels.index(table.column("__b")[0].as_py())
                 return packed_found(solved(table, bucket, buckets))
 
-            # every row to every bucket: a generator, not a join (a broadcast would cost a job)
-            packed = packed.selectExpr("*", f"explode(sequence(0, {buckets - 1})) AS __b")
+            # every row to every bucket: a generator, not a join (a broadcast would cost a job);
+            # bucket i labelled so that it is hash-partitioned into partition i % partitions
+            labels = spread_values(buckets, max(1, min(buckets, partitions)))
+            packed = packed.selectExpr("*", f"explode(array({', '.join(map(str, labels))})) AS __b")
             if buckets > 1 and partitions > 1:
                 # a tick in one partition would otherwise solve every bucket in one task
                 packed = packed.repartition(min(buckets, partitions), "__b")

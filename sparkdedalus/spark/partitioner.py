@@ -66,6 +66,24 @@ def bucket_values(buckets: int) -> list[int]:
     return [out[i] for i in range(buckets)]
 
 
+def spread_values(count: int, partitions: int) -> list[int]:
+    """`count` distinct non-negative INTs, the i-th of which Spark
+    hash-partitions into partition i % `partitions`: labels of work split
+    evenly over the partitions (plain 0..count-1 may share one).
+
+    >>> values = spread_values(8, 2)
+    >>> [spark_hash_int(v) % 2 for v in values], len(set(values))
+    ([0, 1, 0, 1, 0, 1, 0, 1], 8)
+    """
+    out: list = []
+    value = 0
+    while len(out) < count:
+        if spark_hash_int(value) % partitions == len(out) % partitions:
+            out.append(value)
+        value += 1
+    return out
+
+
 class Partitioner:
     """Where the facts of each relation of `program` go among `buckets`."""
 
