@@ -222,6 +222,29 @@ def reader_error(path: str, fmt: str, exc: Exception) -> InputError:
     return InputError(f"cannot read {fmt} input '{path}': {first}")
 
 
+def footer_rows(path: str, fmt: str) -> int | None:
+    """The rows of a Parquet input as its footer gives them, without reading
+    it (a file, or a directory of `.parquet` files); None for another format
+    or a footer pyarrow cannot read (the reader then says why).
+
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> path = os.path.join(tempfile.mkdtemp(), "e.parquet")
+    >>> pq.write_table(pa.table({"x": [1, 2, 3]}), path)
+    >>> footer_rows(path, "parquet"), footer_rows(path, "csv")
+    (3, None)
+    """
+    if fmt != "parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    files = [path] if not os.path.isdir(path) else \
+        [os.path.join(d, f) for d, _, names in os.walk(path) for f in names if f.endswith(".parquet")]
+    try:
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    except Exception:  # noqa: BLE001 - the reader reports a bad file
+        return None
+
+
 def _arrow_records(path: str, fmt: str) -> list[dict]:
     try:
         if fmt == "parquet":

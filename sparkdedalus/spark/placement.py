@@ -255,8 +255,9 @@ def inputs_in_driver(spark: SparkSession, program, inputs_dir: str | None, edb: 
     Spark itself would collect to the driver) read by `sparkdedalus.inputs`
     (the rows both engines accept, and their messages), at most driverRows
     rows; `edb` rows given as lists. ({relation: rows}, {relation: (pa.Table
-    c0.. and `tick`, its ticks)}), as `driver_inputs`; None: Spark reads them."""
-    from sparkdedalus.inputs import locate, read_inputs as read_files
+    c0.. and `tick`, its ticks)}), as `driver_inputs`; None: Spark reads them.
+    Parquet files whose footers give more rows than that are not read."""
+    from sparkdedalus.inputs import footer_rows, locate, read_inputs as read_files
 
     limit = driver_limit(spark)
     if limit <= 0 or not program.inputs or any(not isinstance(v, list) for v in (edb or {}).values()):
@@ -268,6 +269,9 @@ def inputs_in_driver(spark: SparkSession, program, inputs_dir: str | None, edb: 
         return None  # Spark's reader says which is missing
     cap = size_bytes(spark.conf.get("spark.sql.autoBroadcastJoinThreshold", None), BROADCAST_BYTES)
     if limit != sys.maxsize and sum(_bytes(p) for p in paths) > cap:  # unless a mode forces the driver
+        return None
+    footers = [footer_rows(*locate(decl, inputs_dir)) for decl in program.inputs]
+    if sum(n for n in footers if n is not None) > limit:  # Parquet's footers: too many rows, nothing read
         return None
     static: dict = {name: [tuple(row) for row in rows] for name, rows in (edb or {}).items()}
     stamped: dict = {}
