@@ -39,6 +39,20 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(autouse=True)
+def interpreted_after(request):
+    """A test that used the shared session leaves it interpreting expressions,
+    as conf/spark-defaults.conf sets it: a run whose last tick compiled keeps
+    the session compiled (spark/codegen.py), which would carry into the next test."""
+    yield
+    if "spark" in request.fixturenames:
+        from sparkdedalus.spark.codegen import INTERPRETED
+
+        session = request.getfixturevalue("spark")
+        for key, value in INTERPRETED.items():
+            session.conf.set(key, value)
+
+
 @pytest.fixture(params=("driver", "spark"))
 def placed(spark, request):
     """The shared session, its runs placed in the driver (DuckDB) or on Spark

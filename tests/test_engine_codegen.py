@@ -1,7 +1,7 @@
 """Compiled code for large ticks only (spark/codegen.py): with
 `spark.sparkdedalus.codegen=auto` a tick whose input (the last pack) has at
 least COMPILED_ROWS rows runs with whole-stage code generation on, the others
-interpreted, and the session's settings are back after every tick; unset, the
+interpreted, and the session keeps the last tick's settings; unset, the
 session is never changed. The threshold is lowered for the test so that a small
 program crosses it; the facts are the reference evaluator's either way."""
 
@@ -49,8 +49,16 @@ def test_ticks_over_the_threshold_run_compiled_and_the_session_comes_back(spark,
     want = [sizes[t - 2] >= threshold if t > 1 else False for t in range(1, 6)]  # broadcast has no static facts
     assert [s.compiled for s in run.stats] == want and True in want and False in want
     assert [setting == "true" for _, setting in seen] == want
-    assert spark.conf.get(WHOLE_STAGE) == "false"
     assert [s.compiled for s in small.stats] == [False] * 5
+    # the session keeps the last tick's settings: queries over a large run's results compile
+    assert spark.conf.get(WHOLE_STAGE) == ("true" if want[-1] else "false")
+    assert spark.conf.get(WHOLE_STAGE) == "true", "the threshold should let the last tick compile"
+    # and the next run's small ticks run interpreted again, whatever the last run left
+    monkeypatch.setattr(codegen, "COMPILED_ROWS", 10**9)
+    seen.clear()
+    again = Engine(spark).run(PROGRAM, ticks=2)
+    assert seen == [(1, "false"), (2, "false")] and not any(s.compiled for s in again.stats)
+    assert spark.conf.get(WHOLE_STAGE) == "false"
 
 
 def test_unset_or_off_never_changes_the_session(spark, monkeypatch, seen):
@@ -89,8 +97,8 @@ def test_a_recursion_that_grows_large_compiles_the_rest_of_its_tick(spark, monke
         found, run = compared_run(spark, program, 1)
         assert found == []
         assert [s.compiled for s in run.stats] == [compiled]
-        assert seen == [(1, "false")]  # it started interpreted either way
-        assert spark.conf.get(WHOLE_STAGE) == "false"
+        assert seen == [(1, "false")]  # it started interpreted either way (after a compiled run too)
+        assert spark.conf.get(WHOLE_STAGE) == ("true" if compiled else "false")  # as the last tick ran
 
 
 def test_compiled_ticks_find_their_classes_in_spark_s_code_cache(spark, monkeypatch):
