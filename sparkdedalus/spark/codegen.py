@@ -12,10 +12,10 @@ The session setting `spark.sparkdedalus.codegen` chooses:
   COMPILED_ROWS rows (the last pack the loop materialised) runs with Spark's own
   defaults, compiled code, and so does the rest of a tick once one of its
   materialisations (a recursion's facts) counts that many; any other tick runs
-  interpreted. The session keeps the settings of the last tick: after a run
-  whose last tick compiled, the queries a user runs over its results (as large
-  as that tick) compile too: counting a closure's 15.6 million pairs took 10-16
-  s interpreted, 1.2-1.9 s compiled;
+  interpreted. After a tick the session is left compiled when the pack it
+  handed on has that many rows, else interpreted: the queries a user runs over
+  a large run's results compile too (counting a closure's 15.6 million pairs
+  took 10-16 s interpreted, 1.2-1.9 s compiled);
 - `on`: every tick runs compiled code; `off` or unset: the session's settings
   are left as they are (a session sparkdedalus did not create is never changed).
 
@@ -63,11 +63,12 @@ class Codegen:
         return self._saved is not None
 
     @contextmanager
-    def tick(self, rows: int):
+    def tick(self, rows: int, handed_on):
         """Run the block (a tick's planning and jobs) with compiled code if
         wanted for `rows` input rows, or from the moment `grow` finds it
-        wanted; under `auto` the tick's settings stay (see the module), else
-        the session's come back at the end."""
+        wanted; the session's settings come back at the end, except under
+        `auto`, where `handed_on` (the rows of the pack the tick handed on,
+        read at the end) chooses them (see the module)."""
         self._saved, self._in_tick = None, True
         if self.mode == "auto":  # interpreted unless it grows, whatever the last tick left
             self._set(INTERPRETED)
@@ -76,7 +77,9 @@ class Codegen:
             yield self
         finally:
             self._in_tick = False
-            if self.mode != "auto":
+            if self.mode == "auto":
+                self._set(COMPILED if self.wanted(self.mode, handed_on()) else INTERPRETED)
+            else:
                 self._set(self._saved or {})
 
     @contextmanager

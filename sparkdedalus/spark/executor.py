@@ -148,7 +148,7 @@ class Executor:
         """Tick `tick`'s pack from the previous one (None at the first tick),
         materialised; its TickStats appended to `state.stats`. Compiled or
         interpreted by the size of the last pack (spark/codegen.py)."""
-        with self.codegen.tick(self.sizer.input_rows):
+        with self.codegen.tick(self.sizer.input_rows, lambda: self.sizer.input_rows):
             try:
                 return self._tick(tick, previous, state)
             finally:
