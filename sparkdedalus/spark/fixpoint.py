@@ -298,7 +298,7 @@ class ArrowFixpoint:
 
     def buckets(self, partitions: int, news: bool) -> int:
         """The buckets a tick of `partitions` partitions splits the stratum
-        into: none without a pivot; one a partition for the DuckDB query
+        into: one without a pivot; one a partition for the DuckDB query
         (DuckDB's threads work within it; not with `news`, which the pyarrow
         loop takes); else four a partition, so that a bucket of the pyarrow
         loop fits in a Python worker."""
