@@ -264,13 +264,14 @@ def inputs_in_driver(spark: SparkSession, program, inputs_dir: str | None, edb: 
         return None
     if set(edb or {}) & {decl.name for decl in program.inputs}:
         return None  # Spark's reader says why not
-    paths = [locate(decl, inputs_dir)[0] for decl in program.inputs]
+    located = [locate(decl, inputs_dir) for decl in program.inputs]  # (path, format)
+    paths = [path for path, _ in located]
     if not all(os.path.exists(p) for p in paths):
         return None  # Spark's reader says which is missing
     cap = size_bytes(spark.conf.get("spark.sql.autoBroadcastJoinThreshold", None), BROADCAST_BYTES)
     if limit != sys.maxsize and sum(_bytes(p) for p in paths) > cap:  # unless a mode forces the driver
         return None
-    footers = [footer_rows(*locate(decl, inputs_dir)) for decl in program.inputs]
+    footers = [footer_rows(path, fmt) for path, fmt in located]
     if sum(n for n in footers if n is not None) > limit:  # Parquet's footers: too many rows, nothing read
         return None
     static: dict = {name: [tuple(row) for row in rows] for name, rows in (edb or {}).items()}
