@@ -2,8 +2,8 @@
 carried state of the relations no rule reads instead of copying it gives the reference evaluator's facts at
 every tick, in one partition and in a partitioner's buckets, with messages,
 negation, recursion, GC, lattices, `r(..)@k` and a store it resumes from; and
-it appends when it should (`TickStats.appended`), copying every COMPACT_EVERY
-pieces and when its partitions are not the pieces'."""
+it appends when it should (`TickStats.appended`), compacting every COMPACT_EVERY
+pieces and copying when its partitions are not the pieces'."""
 
 from __future__ import annotations
 
@@ -119,17 +119,56 @@ def test_without_buckets_several_partitions_copy(spark):
 
 def test_when_a_tick_appends(spark):
     """Tick 1 has no state before it; ticks 2.. append, each adding a piece,
-    until COMPACT_EVERY pieces: the tick after copies, and appends again after."""
+    until COMPACT_EVERY pieces, which are compacted into one."""
     program = Program.parse(LOG)
     with appending(spark):
         found, run = compared_run(spark, program, 2 * COMPACT_EVERY + 1)
+        assert duplicated(run) == 0
     assert found == []
-    expected = [False] + [True] * (COMPACT_EVERY - 1) + [False] + [True] * (COMPACT_EVERY - 1) + [False]
-    assert [s.appended for s in run.stats] == expected
+    assert [s.appended for s in run.stats] == [False] + [True] * 2 * COMPACT_EVERY
+    # tick 2: 1 piece (tick 1's pack), ..., tick COMPACT_EVERY: COMPACT_EVERY - 1; the next: 1 again
+    expected = [0] + [(tick - 2) % (COMPACT_EVERY - 1) + 1 for tick in range(2, 2 * COMPACT_EVERY + 2)]
+    assert [s.pieces for s in run.stats] == expected
     # by hand: log holds 3 facts a tick, and the count per location
     assert len(run.facts(12, ["log"])["log"]) == 36
     assert run.facts(12, ["count_of"])["count_of"] == {("n", 2), ("m", 1)}
     assert run.facts(12, ["early"])["early"] == {("n", 1), ("n", 2), ("m", 3)}
+
+
+#: a history stamped with its tick (analysis/tick_stamps.py), appended without comparing it to the earlier state
+HISTORY = """
+.persist history
+.persist total
+in("a", 1); in("a", 2)@2; in("b", 3)@3;
+history(L, X, T) :- in(L, X)@T;
+total(L, X) :- in(L, X);
+"""
+
+
+def test_a_stamped_history_appends_without_comparing(spark):
+    """history's new facts are not compared with its earlier state (none of
+    them can be there): the same facts as the reference, none twice."""
+    program = Program.parse(HISTORY)
+    with appending(spark):
+        found, run = compared_run(spark, program, 2 * COMPACT_EVERY)
+        assert duplicated(run) == 0
+    assert found == []
+    assert all(s.appended for s in run.stats[1:])
+    assert run.driver.loop.spark_loop.executor.compared == {"total"}
+    # by hand: "a" 1 at every tick, "a" 2 from tick 2, "b" 3 at tick 3
+    assert len(run.facts(2 * COMPACT_EVERY, ["history"])["history"]) == 2 * COMPACT_EVERY + 2
+
+
+def test_facts_given_for_a_stamped_relation_are_compared(spark):
+    """A fact given to the run for history (an `edb=` row, true at every tick)
+    is not stamped: each tick derives it again, and it must not be appended
+    again."""
+    program = Program.parse(HISTORY)
+    with appending(spark):
+        found, run = compared_run(spark, program, 5, edb={"history": [("a", 9, 0)]})
+        assert duplicated(run) == 0
+    assert found == []
+    assert "history" in run.driver.loop.spark_loop.executor.compared
 
 
 def test_below_the_threshold_a_tick_copies(spark):

@@ -14,10 +14,13 @@ reader sees is that materialisation with the earlier state beside it
 (`DataFrame.unionAll` with one scan of the earlier pieces,
 plumbing/zipped.py: nothing copied): every reader of a pack (the next
 tick, `r(..)@k`, the store, provenance, `Run.relation`) reads every fact of
-the tick as before. A tick copies the state instead, which makes it one
-piece again, when it has `COMPACT_EVERY` pieces (a copy every `COMPACT_EVERY`
-ticks: a pack is never a union of more pieces), and when the tick does not
-run in the partitions the pieces are in (one, or the partitioner's buckets).
+the tick as before. `COMPACT_EVERY` pieces are compacted into one, a lazy
+checkpoint of their scan that the next tick's job computes (no shuffle, no
+de-duplication: a pack is never a union of more pieces). A tick copies the
+state instead, which makes it one piece again, when it does not run in the
+partitions the pieces are in (one, or the partitioner's buckets); the loop's
+partitions do not shrink while it appends, and its ticks are sized to what
+they work over (`work_rows`: the state appended to is only scanned).
 """
 
 from __future__ import annotations
@@ -32,9 +35,16 @@ from sparkdedalus.syntax.ast import TickTime
 #: the session setting: the rows of carried state from which a tick appends
 #: to it instead of copying it (0: always; a negative number: never)
 APPEND_ROWS_SETTING = "spark.sparkdedalus.appendRows"
-#: its default: below it a tick runs in one partition, where a copy is cheap (spark/sizer.py)
-APPEND_ROWS = 200_000
-#: the most pieces a pack's appended state is a union of: the tick after copies it into one
+#: its default: half the rows from which a tick compiles its code (spark/codegen.py), so
+#: that a run appends before its carried state alone would make its ticks compile
+APPEND_ROWS = 100_000
+#: a row of appended state that a tick scans weighs 1/SCANNED_SHARE of a row it
+#: copies (`work_rows`). Measured on benchmarks/large_ticks.py's growth (one
+#: partition, interpreted): about 1.5 microseconds a row scanned, 3-6 copied; a
+#: quarter left ticks of 100,000 new facts over 300,000 carried interpreted in one
+#: partition (2.5-4.6 s a tick), half sends them to two, compiled (2.0-2.2 s)
+SCANNED_SHARE = 2
+#: the most pieces a pack's appended state is a union of: they are then compacted into one
 COMPACT_EVERY = 8
 
 
@@ -77,6 +87,18 @@ class Appended:
     earlier: tuple
     rows: int
     persisted: int
+
+
+def work_rows(rows: int, kept: int) -> int:
+    """The rows a tick works over, sizing its partitions and its code
+    (spark/sizer.py, spark/codegen.py), when its start holds `rows` rows of
+    which it appends to `kept` instead of copying them: those it scans weigh
+    1/SCANNED_SHARE.
+
+    >>> work_rows(1_000_000, 0), work_rows(1_000_000, 800_000)
+    (1000000, 600000)
+    """
+    return rows - kept + kept // SCANNED_SHARE
 
 
 def state_condition(names) -> str:

@@ -32,11 +32,13 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from sparkdedalus.analysis.tick_stamps import stamped_by_tick
 from sparkdedalus.pack.columns import GARBAGE, MESSAGE, NEXT, QUEUED, SOURCE_COLUMN, STATE
+from sparkdedalus.plumbing.estimates import without_estimate
 from sparkdedalus.plumbing.jobnames import JobNames
 from sparkdedalus.plumbing.zipped import zipped_scan
-from sparkdedalus.spark.appended import COMPACT_EVERY as COMPACT_PIECES
-from sparkdedalus.spark.appended import Appended, append_rows, appending, new_only_sql, state_condition
+from sparkdedalus.spark.appended import (COMPACT_EVERY, Appended, append_rows, appending, new_only_sql, state_condition,
+                                         work_rows)
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
 from sparkdedalus.spark.fixpoint import ARROW, ARROW_MODES, SETTING, ArrowFixpoint, driver_rows
@@ -49,7 +51,7 @@ from sparkdedalus.syntax import ast
 
 #: a recursive stratum's accumulated relation is re-checkpointed after this
 #: many deltas, so that reading it does not scan an ever longer union
-COMPACT_EVERY = 8
+DELTAS_PER_COMPACTION = 8
 
 
 def reads_current_tick(atom: ast.Atom, tick: int) -> bool:
@@ -72,6 +74,7 @@ class TickStats:
     in_driver: int = 0  # components the Arrow fixpoint solved in the driver (spark/fixpoint.py, `solve_here`)
     placement: str = "spark"  # where the tick ran: "spark", or "driver" (DuckDB, no Spark job: spark/placement.py)
     appended: bool = False  # appended its new facts to the carried state instead of copying it (spark/appended.py)
+    pieces: int = 0  # pieces of earlier appended state its pack holds beside what it materialised
 
 
 class Frames(dict):
@@ -141,14 +144,17 @@ class Executor:
         self._previous_pack = None  # the previous pack, in a tick
         #: the relations whose state a tick may append to (spark/appended.py)
         self.appends = appending(self.program, plan.carried, plan.collected) if self.appends_state else frozenset()
+        #: those of them whose new facts need comparing with the earlier state: not stamped with their tick
+        self.compared = self.appends - (stamped_by_tick(self.program) - loader.given)
         self._appending: Appended | None = None  # the previous pack's state, when this tick appends to it
         self._pack_views: dict = {}  # tick -> view of its pack, for atoms read @k
+        self._handed_on = 0  # rows of the last pack handed on, with the inputs kept apart (spark/codegen.py)
 
     def run_tick(self, tick: int, previous: DataFrame | None, state: LoopState) -> DataFrame:
         """Tick `tick`'s pack from the previous one (None at the first tick),
         materialised; its TickStats appended to `state.stats`. Compiled or
         interpreted by the size of the last pack (spark/codegen.py)."""
-        with self.codegen.tick(self.sizer.input_rows, lambda: self.sizer.input_rows):
+        with self.codegen.tick(self.sizer.input_rows, lambda: self._handed_on):
             try:
                 return self._tick(tick, previous, state)
             finally:
@@ -215,7 +221,8 @@ class Executor:
         incremental = len(self.plan.differential) if news is not None else 0  # each is derived once a tick
         state.stats.append(TickStats(tick, time.perf_counter() - started, iterations, facts, incremental,
                                      persisted - collected, collected, self.sizer.exchanges, self.codegen.compiled,
-                                     in_driver, appended=self._appending is not None))
+                                     in_driver, appended=self._appending is not None,
+                                     pieces=len(state.appended.earlier) if state.appended is not None else 0))
         return pack
 
     def _start(self, tick: int, previous: DataFrame | None) -> tuple[str | None, dict, dict | None]:
@@ -263,18 +270,23 @@ class Executor:
 
     def _appending_to(self, previous: DataFrame | None, state: LoopState) -> Appended | None:
         """The previous pack's appended state when this tick appends to it
-        (spark/appended.py): its rows counted with it, at least `append_rows`
-        of them, in fewer than COMPACT_PIECES pieces, all in this tick's
+        (spark/appended.py): `_appendable`, and all in this tick's
         partitions, which are one or the partitioner's buckets (else reading
         it would shuffle it). Else None: the tick copies the carried state,
         which makes it one piece again."""
         known = state.appended
-        if not self.appends or previous is None or known is None or known.pack is not previous:
+        if previous is None or known is None or known.pack is not previous or not self._appendable(known):
             return None
-        limit = append_rows(self.spark)
         partitions = self.sizer.partitions
         in_place = partitions == self.sizer.pack_partitions and (partitions == 1 or self.plan.partitioner is not None)
-        return known if in_place and len(known.earlier) + 1 < COMPACT_PIECES and 0 <= limit <= known.rows else None
+        return known if in_place else None
+
+    def _appendable(self, known: Appended) -> bool:
+        """Whether the next tick may append to `known`, a pack's appended
+        state, wherever it runs: its rows counted with it, at least
+        `append_rows` of them."""
+        limit = append_rows(self.spark)
+        return bool(self.appends) and 0 <= limit <= known.rows
 
     def _start_read(self, start: str | None, name: str) -> str | None:
         """SQL: relation `name` as the tick starts, or None when nothing holds
@@ -482,7 +494,7 @@ class Executor:
             for n in names:
                 found[n].append(deltas[n])
                 accumulated[n].append(deltas[n])
-            if len(found[names[0]]) >= COMPACT_EVERY:
+            if len(found[names[0]]) >= DELTAS_PER_COMPACTION:
                 (whole, news_so_far), _ = self._materialise(
                     {n: self.sql.union(accumulated[n]) for n in names}, {n: self.sql.union(found[n]) for n in names})
                 accumulated = {n: [whole[n]] for n in names}
@@ -636,7 +648,7 @@ class Executor:
         if self.appends and self.layout.bucket and self.sizer.partitions > 1 and not moved_partitions:
             pack = self.sql.spread(pack)  # in the buckets, like the pieces a later tick appends (spark/appended.py)
         pack = self.layout.distinct_sql(self.sql.name(pack), self.sizer.partitions)
-        if self._appending is not None:  # the appended relations' new facts only (spark/appended.py)
+        if self._appending is not None and self.compared:  # the appended relations' new facts only (spark/appended.py)
             pack = self._new_only(pack)
         if settled:  # in the loop's partitions already (_recursive)
             pack = self.sql.union([pack, *settled])
@@ -651,15 +663,34 @@ class Executor:
                     pack, f"__kind = '{STATE}' AND __rel IN ({persisted})", f"__kind = '{GARBAGE}'", *appends)
             if self.appends:
                 pack, rows, persisted = self._appended(pack, rows, persisted, *appended, state)
-        self.sizer.sized(rows + self.loader.input_rows_apart)  # the next tick reads the inputs kept apart too
-        return pack, (rows + self.loader.input_rows_apart, persisted, collected)
+        self._size_next(rows, state.appended)
+        self._handed_on = rows + self.loader.input_rows_apart
+        return pack, (self._handed_on, persisted, collected)
+
+    def _size_next(self, rows: int, appended: Appended | None) -> None:
+        """The next tick sized to what it works over (`work_rows`): the
+        pack's `rows` and the inputs kept apart, of which the appended state
+        it will append to (`appended`, when `_appendable`) it only scans, in
+        place: in at least the partitions it is in."""
+        kept = appended.rows if appended is not None and self._appendable(appended) else 0
+        least = self.sizer.pack_partitions if kept else 1
+        self.sizer.sized(work_rows(rows + self.loader.input_rows_apart, kept), least=least)
+
+    def _compacted(self, pieces: tuple) -> DataFrame:
+        """The appended state `pieces` hold, as one piece in their partitions:
+        a lazy local checkpoint of their scan, computed by the next job that
+        reads it (the next tick's), neither shuffled nor de-duplicated (no
+        two pieces hold the same fact)."""
+        piece = zipped_scan(pieces).where(state_condition(self.appends)).localCheckpoint(eager=False)
+        return without_estimate(piece) if self.sizer.partitions > 1 else piece
 
     def _new_only(self, pack: str) -> str:
         """SQL: the tick's pack `pack` less the appended relations' facts
-        the previous pack holds (spark/appended.py)."""
+        the previous pack holds (spark/appended.py), those stamped with their
+        tick aside (analysis/tick_stamps.py: none of them is)."""
         earlier = self.sql.narrow(f"SELECT * FROM {self._previous}")
         candidates = self.sql.cut(pack)  # in the buckets the earlier pieces are in (_pack)
-        return self.sql.narrow(new_only_sql(candidates, self.sql.name(earlier), self.appends,
+        return self.sql.narrow(new_only_sql(candidates, self.sql.name(earlier), self.compared,
                                             self.layout.pack_schema.fieldNames(), self.layout.bucket))
 
     def _appended(self, pack: DataFrame, rows: int, persisted: int, appended: int, appended_persisted: int,
@@ -669,12 +700,14 @@ class Executor:
         persisted relations, and `appended` (`appended_persisted`) state rows
         of relations appended to: when the tick appended, the pack with the
         earlier state beside it, and the rows counted with it.
-        `state.appended` records it."""
+        `state.appended` records it; COMPACT_EVERY pieces are compacted into one."""
         earlier = self._appending
         if earlier is None:
             state.appended = Appended(pack, pack, (), appended, appended_persisted)
             return pack, rows, persisted
         pieces = (earlier.fresh, *earlier.earlier)
+        if len(pieces) >= COMPACT_EVERY:
+            pieces = (self._compacted(pieces),)
         whole = pack.unionAll(zipped_scan(pieces).where(state_condition(self.appends)))
         state.appended = Appended(whole, pack, pieces, earlier.rows + appended, earlier.persisted + appended_persisted)
         return whole, rows + earlier.rows, persisted + earlier.persisted

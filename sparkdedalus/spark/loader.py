@@ -70,6 +70,7 @@ class Loader:
         self.facts_at = self._text_facts()
         self._held: dict = {}  # relation -> (rows as lists or Parquet paths, their rows): facts the driver holds
         frames, counts = self._static_frames(edb, rows, files or {})
+        self.given = frozenset(frames) | frozenset(self.stamped)  # the relations with facts given to the run
         plan.keep_apart(set(frames), input_apart)
         apart = plan.apart
         inputs = {n: f for n, f in frames.items() if n in apart}

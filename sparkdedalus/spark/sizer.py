@@ -74,12 +74,13 @@ class Sizer:
         """A tick starts: its exchanges counted from zero when counted."""
         self.exchanges = 0 if self.count_exchanges else None
 
-    def sized(self, rows: int) -> None:
+    def sized(self, rows: int, least: int = 1) -> None:
         """The loop sized to a materialisation of `rows` rows: the partitions of
-        the next plans (with a partitioner: one, or all it has buckets for)."""
+        the next plans (with a partitioner: one, or all it has buckets for),
+        at least `least` (where the next plans read pieces in place)."""
         self.input_rows = rows
         if self.fixed_partitions is None:
-            self.partitions = partitions_for(rows, self.most_partitions)
+            self.partitions = max(least, partitions_for(rows, self.most_partitions))
             if self.partitioned and self.partitions > 1:
                 self.partitions = self.most_partitions
 
