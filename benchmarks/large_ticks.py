@@ -24,7 +24,10 @@ facts per second, whether it ran compiled code, the driver JVM's heap in use
 after it (`Runtime.totalMemory - freeMemory`, MiB), the classes Spark generated and
 compiled during it (a class found in Spark's cache of generated code is not counted)
 and the milliseconds the JVM's own compilers spent turning code into machine code
-(summed over their threads); per run the median; and a digest
+(summed over their threads), the CPU seconds of the JVM's process (`jvm_cpu_s`: tasks,
+compilers, garbage collector, planner) and of the Python driver (`python_cpu_s`);
+with `--stages`, the tasks' own CPU seconds (`task_cpu_seconds`), so that the JVM's
+CPU outside tasks is the difference; per run the median; and a digest
 of every tick (per relation: facts and the sum of their hashes) compared between
 the masters: "identical".
 
@@ -70,12 +73,15 @@ def heap_in_use(spark) -> int:
     return (runtime.totalMemory() - runtime.freeMemory()) // MIB
 
 
-def compiler_counts(spark) -> tuple[int, int]:
+def compiler_counts(spark) -> tuple[int, int, float, float]:
     """(classes Spark's code generation compiled, milliseconds the JVM's compilers
-    spent) since the JVM started (classic sessions)."""
+    spent, CPU seconds of the JVM's process, CPU seconds of this Python process)
+    since each started (classic sessions)."""
     jvm = spark.sparkContext._jvm
+    management = jvm.java.lang.management.ManagementFactory
     classes = jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME().getCount()
-    return classes, jvm.java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime()
+    return (classes, management.getCompilationMXBean().getTotalCompilationTime(),
+            management.getOperatingSystemMXBean().getProcessCpuTime() / 1e9, time.process_time())
 
 
 def run_child(master: str, name: str, size: int, stages: bool = False, conf: dict | None = None,
@@ -106,7 +112,8 @@ def run_child(master: str, name: str, size: int, stages: bool = False, conf: dic
     per_tick = [{"tick": s.tick, "seconds": seconds, "facts": s.facts,
                  "facts_per_second": round(s.facts / seconds) if seconds else None,
                  "compiled": s.compiled, "heap_mib": heap,
-                 "classes_compiled": after[0] - before[0], "jit_ms": after[1] - before[1]}
+                 "classes_compiled": after[0] - before[0], "jit_ms": after[1] - before[1],
+                 "jvm_cpu_s": round(after[2] - before[2], 3), "python_cpu_s": round(after[3] - before[3], 3)}
                 for s, heap, seconds, before, after in zip(run.stats, heaps, (round(s.seconds, 3) for s in run.stats),
                                                            compilers, compilers[1:])]
     if stages:

@@ -60,6 +60,7 @@ def summary(stages: list[dict], start: float, end: float) -> dict:
             "stage_busy": round(busy, 3), "driver_only": round(end - start - busy, 3),
             "parallelism": round(run / busy, 2) if busy else None,
             "task_cpu_share": round(sum(s["cpu"] for s in mine) / run, 2) if run else None,
+            "task_cpu_seconds": round(sum(s["cpu"] for s in mine), 3),
             "task_gc_share": round(sum(s.get("gc", 0.0) for s in mine) / run, 2) if run else None,
             "input_bytes": sum(s["input_bytes"] for s in mine),
             "largest_stage_input_bytes": max((s["input_bytes"] for s in mine), default=0),

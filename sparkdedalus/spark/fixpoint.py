@@ -29,10 +29,13 @@ to it, and the next one reads the groups that improved. `solve` (and
 `frames`) give its whole best relation, not only new facts; its aggregated
 position is never part of a pivot.
 
-A linear stratum that keeps no min or max is solved, bucket by bucket, by one
-DuckDB recursive query instead of the pyarrow loop (spark/recursive_query.py;
-`query`; not when a differential rule reads `news`): a transitive closure's 15.6
-million pairs in about 6 s where the pyarrow loop takes 21 s. Its buckets are
+A stratum that keeps no min or max is solved, bucket by bucket, by DuckDB
+instead of the pyarrow loop (spark/recursive_query.py; `query`; not when a
+differential rule reads `news`): a linear one by one recursive query (a
+transitive closure's 15.6 million pairs in about 6 s where the pyarrow loop
+takes 21 s), a non-linear one by a semi-naive loop of DuckDB queries; so is a
+linear stratum of one relation keeping a min or max, by a keyed recursive
+query. Its buckets are
 DuckDB's hash of the pivot, the loop's pandas' hash: both split the facts into
 disjoint parts.
 
@@ -267,7 +270,7 @@ class ArrowFixpoint:
         self.pivot = pivot
         self.lattices = lattices  # stratum relation -> parts.Lattice, for those that keep a min or max
         self.reads = sorted({name for r in rules for name, _ in r.body} | set(names))
-        #: the stratum as one DuckDB recursive query, when it is linear and keeps no min or max
+        #: the stratum solved by DuckDB (spark/recursive_query.py), or None: the pyarrow loop
         self.query = RecursiveQuery.of(rules, names, schemas, lattices) if duckdb else None
 
     @classmethod
@@ -276,7 +279,7 @@ class ArrowFixpoint:
         """The stratum compiled, or None when some rule needs the general loop;
         `differential`: the indexes of the rules evaluated on new facts only
         after the first tick (analysis/growth.py; `solve`'s `news`); `duckdb`:
-        whether a linear stratum is solved by its DuckDB `query`."""
+        whether the stratum is solved by its DuckDB `query` where it can be."""
         lattices = {n: program.lattices[n] for n in names if n in program.lattices}
         simple = [_simple(r, program, lattices, differential=differential) for r in rules]
         if any(s is None for s in simple):
