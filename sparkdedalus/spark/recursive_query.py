@@ -269,8 +269,9 @@ class RecursiveQuery:
 
         con = duckdb.connect()
         try:
-            for i, name in enumerate(self.reads):
-                con.register(f"__b{i}", tables[name])
+            for i, name in enumerate(self.reads):  # copied in: DuckDB reads an Arrow table anew at every iteration
+                con.register(f"__a{i}", tables[name])
+                con.execute(f"CREATE TEMP TABLE __b{i} AS SELECT * FROM __a{i}").fetchall()
             known = [n for n in self.names if tables[n].num_rows]
             for n in known:
                 con.register(f"__k{self.names.index(n)}", tables[n])
