@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -78,10 +79,15 @@ def compiler_counts(spark) -> tuple[int, int, float, float]:
     spent, CPU seconds of the JVM's process, CPU seconds of this Python process)
     since each started (classic sessions)."""
     jvm = spark.sparkContext._jvm
-    management = jvm.java.lang.management.ManagementFactory
     classes = jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME().getCount()
-    return (classes, management.getCompilationMXBean().getTotalCompilationTime(),
-            management.getOperatingSystemMXBean().getProcessCpuTime() / 1e9, time.process_time())
+    compiling = jvm.java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime()
+    return classes, compiling, process_cpu(jvm.java.lang.ProcessHandle.current().pid()), time.process_time()
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system) of process `pid` so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_child(master: str, name: str, size: int, stages: bool = False, conf: dict | None = None,
