@@ -431,9 +431,8 @@ class Executor:
             self.sizer.sized(rows)  # the rest of the tick sized to what the recursion found,
             self.codegen.grow(rows)  # its code compiled if that is large
         elif here is None and not small and self.sizer.partitions < self.sizer.most_partitions:
-            # computed by the pack's job, its size unknown (it may be far larger than its
-            # input: a closure's pairs): the pack in every partition, not coalesced into one task
-            self.sizer.sized(self.sizer.most_partitions * ROWS_PER_PARTITION)
+            # computed by the pack's job, its size unknown: the pack in every partition, not coalesced into one task
+            self.sizer.widened()
         new = {n: self.sql.views.of(f) for n, f in frames.items()}
         if self.plan.partitioner is not None:  # the facts into their buckets
             new = {n: self.sql.spread(self.plan.partitioner.place_sql(n, v)) for n, v in new.items()}

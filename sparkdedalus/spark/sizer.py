@@ -84,6 +84,12 @@ class Sizer:
             if self.partitioned and self.partitions > 1:
                 self.partitions = self.most_partitions
 
+    def widened(self) -> None:
+        """The next plans in all the partitions the loop may use, for data of a
+        size not known yet that may be far larger than what it is computed
+        from (a closure's pairs): sized as for that many partitions' rows."""
+        self.sized(self.most_partitions * ROWS_PER_PARTITION)
+
     def counted(self, frame: DataFrame) -> DataFrame:
         """`frame`, its plan's exchanges added to the tick's when counted."""
         if not self.count_exchanges:
