@@ -15,7 +15,7 @@ reader sees is that materialisation with the earlier state beside it
 plumbing/zipped.py: nothing copied): every reader of a pack (the next
 tick, `r(..)@k`, the store, provenance, `Run.relation`) reads every fact of
 the tick as before. `COMPACT_EVERY` pieces are compacted into one, a lazy
-checkpoint of their scan that the next tick's job computes (no shuffle, no
+checkpoint of their scan that the first job reading them computes (no shuffle, no
 de-duplication: a pack is never a union of more pieces). A tick copies the
 state instead, which makes it one piece again, when it does not run in the
 partitions the pieces are in (one, or the partitioner's buckets); the loop's

@@ -677,9 +677,9 @@ class Executor:
 
     def _compacted(self, pieces: tuple) -> DataFrame:
         """The appended state `pieces` hold, as one piece in their partitions:
-        a lazy local checkpoint of their scan, computed by the next job that
-        reads it (the next tick's), neither shuffled nor de-duplicated (no
-        two pieces hold the same fact)."""
+        a lazy local checkpoint of their scan, computed by the first job that
+        reads it, neither shuffled nor de-duplicated (no two pieces hold the
+        same fact)."""
         piece = zipped_scan(pieces).where(state_condition(self.appends)).localCheckpoint(eager=False)
         return without_estimate(piece) if self.sizer.partitions > 1 else piece
 
