@@ -159,18 +159,19 @@ class RecursiveQuery:
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         return f"SELECT {row(rule.head, values)} FROM {', '.join(sources)}{where}"
 
-    def _seeds(self, known: list, row, pivot: dict | None, bucket: int, buckets: int) -> list:
+    def _seeds(self, known: list, own: bool, pivot: dict | None, bucket: int, buckets: int) -> list:
         """(relation, SQL) of the facts the stratum starts from: those
         `known` (`__k<index>`) and what its rules that read none of its atoms
-        derive, each as `row` writes it; with `buckets` > 1, only those whose
-        `pivot` columns hash to `bucket` (what derives from them keeps their
-        pivot)."""
+        derive, as rows of `s` (`_row`) or, when `own`, of the relation's own
+        table (`_own_row`); with `buckets` > 1, only those whose `pivot`
+        columns hash to `bucket` (what derives from them keeps their pivot)."""
+        row = self._own_row if own else self._row
         seeds = [(n, f"SELECT {row(n, [f'c{i}' for i in range(len(self.schemas[n]))])} "
                      f"FROM __k{self.names.index(n)}") for n in known]
         seeds += [(rule.head, self._select(rule, row=row)) for rule in self.rules
                   if all(name not in self.names for name, _ in rule.body)]
         if buckets > 1:
-            slot = self._slot if row == self._row else (lambda n, p: f"c{p}")
+            slot = (lambda n, p: f"c{p}") if own else self._slot
             seeds = [(n, f"SELECT * FROM ({seed}) WHERE hash({', '.join(slot(n, p) for p in pivot[n])}) "
                          f"% {buckets} = {bucket}") for n, seed in seeds]
         return seeds
@@ -185,7 +186,7 @@ class RecursiveQuery:
         with `buckets` > 1, only the facts whose `pivot` columns ({relation:
         positions}, kept by every rule from its recursive atom to its head)
         hash to `bucket`."""
-        seeds = [seed for _, seed in self._seeds(known, self._row, pivot, bucket, buckets)]
+        seeds = [seed for _, seed in self._seeds(known, False, pivot, bucket, buckets)]
         steps = [self._select(rule) for rule in self._steps()]
         if not seeds:  # nothing to start from
             seeds = [f"SELECT {self._row(self.names[0], ['NULL'] * len(self.schemas[self.names[0]]))} WHERE FALSE"]
@@ -201,7 +202,7 @@ class RecursiveQuery:
         last iteration's, `__d<index>`). An iteration evaluates a rule once
         per atom of the stratum in its body, that atom reading `__d`, the
         others `__f`; what `__f` holds already is taken out (`EXCEPT`)."""
-        seeds = self._seeds(known, self._own_row, pivot, bucket, buckets)
+        seeds = self._seeds(known, True, pivot, bucket, buckets)
         first, step = [], []
         for index, name in enumerate(self.names):
             mine = [seed for n, seed in seeds if n == name]
@@ -212,9 +213,10 @@ class RecursiveQuery:
             for rule in self._steps():
                 if rule.head != name:
                     continue
-                for j, (atom, _) in enumerate(rule.body):
+                for j, (atom, _) in enumerate(rule.body):  # atom j reads the last iteration's, the others all
                     if atom in self.names:
-                        selects.append(self._select(rule, self._reading(j), self._own_row))
+                        read = self._own(lambda k, n, j=j: f"{'__d' if k == j else '__f'}{self.names.index(n)}")
+                        selects.append(self._select(rule, read, self._own_row))
             step.append(f"SELECT * FROM ({' UNION ALL '.join(selects) or empty}) EXCEPT SELECT * FROM __f{index}")
         return first, step
 
@@ -235,27 +237,20 @@ class RecursiveQuery:
             chosen = ", ".join(f"{func}({c}) AS {c}" if c == value else c for c in columns)
             return f"SELECT {chosen} FROM ({' UNION ALL '.join(selects) or empty}) GROUP BY {', '.join(group)}"
 
-        seeds = [seed for _, seed in self._seeds(known, self._own_row, pivot, bucket, buckets)]
-        steps = [self._select(rule, self._in_own_s, self._own_row) for rule in self._steps()]
+        seeds = [seed for _, seed in self._seeds(known, True, pivot, bucket, buckets)]
+        steps = [self._select(rule, self._own(lambda j, n: "s"), self._own_row) for rule in self._steps()]
         on = " AND ".join(f"b.{c} IS NOT DISTINCT FROM n.{c}" for c in group)
         recursive = (f"\nUNION\nSELECT n.* FROM ({best(steps)}) n LEFT JOIN recurring.s b ON {on} "
                      f"WHERE b.{value} IS NULL OR n.{value} {'<' if func == 'min' else '>'} b.{value}") if steps else ""
         return (f"WITH RECURSIVE s({', '.join(columns)}) USING KEY ({', '.join(group)}) AS ({best(seeds)}{recursive})\n"
                 "SELECT * FROM s")
 
-    def _in_own_s(self, j: int, name: str, alias: str, arity: int) -> tuple:
-        """Atom `j` of a rule read from `lattice_sql`'s recursive table, or a base table."""
-        table = "s" if name in self.names else f"__b{self.reads.index(name)}"
-        return table, [f"{alias}.c{p}" for p in range(arity)], []
-
-    def _reading(self, delta: int):
-        """`_select`'s source for a loop's iteration: atom `delta` reads the
-        last iteration's new facts, the other atoms of the stratum all facts so far."""
+    def _own(self, table_of):
+        """`_select`'s source for tables of columns c0, c1, ...: a base table,
+        or for atom j of the stratum's relation `name`, `table_of(j, name)`."""
         def source(j: int, name: str, alias: str, arity: int) -> tuple:
-            columns = [f"{alias}.c{p}" for p in range(arity)]
-            if name not in self.names:
-                return f"__b{self.reads.index(name)}", columns, []
-            return f"{'__d' if j == delta else '__f'}{self.names.index(name)}", columns, []
+            table = table_of(j, name) if name in self.names else f"__b{self.reads.index(name)}"
+            return table, [f"{alias}.c{p}" for p in range(arity)], []
         return source
 
     def solve(self, tables: dict, pivot: dict | None = None, bucket: int = 0, buckets: int = 1) -> dict | None:
@@ -289,25 +284,34 @@ class RecursiveQuery:
         finally:
             con.close()
 
+    def _loop(self, con, known: list, pivot: dict | None, bucket: int, buckets: int) -> dict:
+        """{relation: its facts} by `loop_sql`'s semi-naive loop on `con`: an
+        iteration's new facts (`__n`) are added to all (`__f`) and become the
+        next iteration's delta (`__d`, renamed, not copied)."""
+        def run(statement: str) -> list:  # DuckDB 2 wants every result fetched
+            return con.execute(statement).fetchall()
+
+        first, step = self.loop_sql(known, pivot, bucket, buckets)
+        for index, create in enumerate(first):
+            run(create)
+            run(f"CREATE TEMP TABLE __d{index} AS SELECT * FROM __f{index}")
+        while True:
+            for index, new in enumerate(step):
+                run(f"CREATE TEMP TABLE __n{index} AS {new}")
+            grew = False
+            for index in range(len(step)):
+                run(f"INSERT INTO __f{index} SELECT * FROM __n{index}")
+                grew |= run(f"SELECT count(*) FROM __n{index}")[0][0] > 0
+                run(f"DROP TABLE __d{index}")
+                run(f"ALTER TABLE __n{index} RENAME TO __d{index}")
+            if not grew:
+                return {n: con.sql(f"SELECT * FROM __f{i}").to_arrow_table() for i, n in enumerate(self.names)}
+
     def _found(self, con, known: list, pivot: dict | None, bucket: int, buckets: int) -> dict:
         """{relation: its facts, pa.Table}, the known ones among them, by the
         recursive query (linear) or the loop (`solve`'s connection `con`)."""
         if not self.linear:
-            first, step = self.loop_sql(known, pivot, bucket, buckets)
-            def run(statement: str) -> list:  # DuckDB 2 wants every result fetched
-                return con.execute(statement).fetchall()
-
-            for index, create in enumerate(first):
-                run(create)
-                run(f"CREATE OR REPLACE TEMP TABLE __d{index} AS SELECT * FROM __f{index}")
-            while True:
-                for index, new in enumerate(step):
-                    run(f"CREATE OR REPLACE TEMP TABLE __n{index} AS {new}")
-                for index in range(len(step)):
-                    run(f"INSERT INTO __f{index} SELECT * FROM __n{index}")
-                    run(f"CREATE OR REPLACE TEMP TABLE __d{index} AS SELECT * FROM __n{index}")
-                if not any(run(f"SELECT count(*) FROM __d{i}")[0][0] for i in range(len(step))):
-                    return {n: con.sql(f"SELECT * FROM __f{i}").to_arrow_table() for i, n in enumerate(self.names)}
+            return self._loop(con, known, pivot, bucket, buckets)
         if self.lattice is not None:
             return {self.names[0]: con.sql(self.lattice_sql(known, pivot, bucket, buckets)).to_arrow_table()}
         found = con.sql(self.sql(known, pivot, bucket, buckets)).to_arrow_table()
