@@ -283,19 +283,23 @@ CC = ('.decl link(l: string, x: int, y: int)\n.input link from "link.parquet"\n'
 
 
 class _DriverRows:
-    """`spark.sparkdedalus.fixpoint.driverRows` set (None: its default) for a `with` block."""
+    """`spark.sparkdedalus.fixpoint.driverRows` and `driverComponentRows` (the
+    rows of a tick and of a component the driver takes) both set (None: their
+    defaults) for a `with` block."""
 
     def __init__(self, spark, value):
-        from sparkdedalus.spark.fixpoint import DRIVER_ROWS_SETTING
+        from sparkdedalus.spark.fixpoint import DRIVER_COMPONENT_ROWS_SETTING, DRIVER_ROWS_SETTING
 
-        self.spark, self.value, self.key = spark, value, DRIVER_ROWS_SETTING
+        self.spark, self.value, self.keys = spark, value, (DRIVER_ROWS_SETTING, DRIVER_COMPONENT_ROWS_SETTING)
 
     def __enter__(self):
         if self.value is not None:
-            self.spark.conf.set(self.key, str(self.value))
+            for key in self.keys:
+                self.spark.conf.set(key, str(self.value))
 
     def __exit__(self, *exc):
-        self.spark.conf.unset(self.key)
+        for key in self.keys:
+            self.spark.conf.unset(key)
 
 
 def _run_counted(spark, program, ticks: int = 1, **kwargs):
@@ -345,6 +349,29 @@ def test_the_driver_and_a_task_solve_a_small_component_alike(spark, tmp_path, ki
                          {tuple(r) for r in run.relation(relation).collect()})
     assert seen[0][:2] == (1, 0) and seen[None][:2] == (0, 1), seen
     assert seen[0][2:] == seen[None][2:] and seen[None][3] == expected
+
+
+@pytest.mark.spark
+def test_a_component_of_a_tick_on_spark_is_solved_in_the_driver_within_its_own_limit(spark, tmp_path):
+    """Inputs over `driverRows` (8 rows, the limit 6) put the tick on Spark;
+    its one-task component is still solved in the driver, whose limit for a
+    component is `driverComponentRows` (default 10 million), and not at a
+    `driverComponentRows` of 6. The hand-checked distances either way."""
+    from sparkdedalus.spark.fixpoint import DRIVER_COMPONENT_ROWS_SETTING, DRIVER_ROWS_SETTING
+
+    program = _graph_program(tmp_path, "sssp")
+    solved = {}
+    try:
+        spark.conf.set(DRIVER_ROWS_SETTING, "6")
+        for component_rows in (None, "6"):
+            if component_rows is not None:
+                spark.conf.set(DRIVER_COMPONENT_ROWS_SETTING, component_rows)
+            run, _ = _run_counted(spark, program, keep_history=False)
+            solved[component_rows] = (run.stats[0].in_driver, {tuple(r) for r in run.relation("dist").collect()})
+    finally:
+        spark.conf.unset(DRIVER_ROWS_SETTING)
+        spark.conf.unset(DRIVER_COMPONENT_ROWS_SETTING)
+    assert solved == {None: (1, SSSP_DIST), "6": (0, SSSP_DIST)}
 
 
 @pytest.mark.spark

@@ -41,7 +41,7 @@ from sparkdedalus.spark.appended import (COMPACT_EVERY, Appended, append_rows, a
                                          work_rows)
 from sparkdedalus.spark.codegen import Codegen
 from sparkdedalus.spark.compiler import JOIN_HINT, RulePlan
-from sparkdedalus.spark.fixpoint import ARROW, ARROW_MODES, SETTING, ArrowFixpoint, driver_rows
+from sparkdedalus.spark.fixpoint import ARROW, ARROW_MODES, SETTING, ArrowFixpoint, driver_component_rows
 from sparkdedalus.spark.loader import Loader
 from sparkdedalus.spark.network import arrival_sql
 from sparkdedalus.spark.plan import TickPlan
@@ -444,9 +444,9 @@ class Executor:
         (no previous pack), every relation it reads holds only facts true at
         every tick (no rule outside the component derives it now, no fact or
         input is stamped with this tick), the driver holds them all
-        (`Loader.held_tables`) in at most `driver_rows` rows, and one task
-        would solve it (`ArrowFixpoint.one_task`). Else None."""
-        limit = driver_rows(self.spark)
+        (`Loader.held_tables`) in at most `driver_component_rows` rows, and one
+        task would solve it (`ArrowFixpoint.one_task`). Else None."""
+        limit = driver_component_rows(self.spark)
         if limit <= 0 or self._previous is not None:
             return None
         stamped = self.loader.stamped_with(tick)

@@ -47,12 +47,17 @@ In the driver (`solve_here`): a component that one task would solve anyway
 (one bucket, or buckets by location over facts of one location), whose inputs
 the driver holds (the program's facts, rows given as lists, Parquet files
 valid by their footers: spark/loader.py `held_tables`) in at most
-`spark.sparkdedalus.fixpoint.driverRows` rows (DRIVER_ROWS, 0: never), is
-solved by the same `solve` in the driver process with pyarrow, and its facts
+`spark.sparkdedalus.fixpoint.driverComponentRows` rows (DRIVER_COMPONENT_ROWS,
+0: never), is solved by the same `solve` in the driver process, and its facts
 handed to Spark as a local relation (`createDataFrame` from Arrow: no job).
-At that size the work is done in one Python process either way (a Spark
-task's Python worker, or the driver); what it saves is the job, the
-worker's round trip and the planning of the query around it.
+The work is done in one Python process either way (a Spark task's Python
+worker, or the driver); what it saves is the job, the worker's round trip and
+the planning of the query around it, and at scale moving the inputs through
+Spark: shortest paths over 1M edges read from Parquet took 14.1 s solved in a
+task (the edges read, shuffled into the task's bucket and turned from rows into
+Arrow) and 4.4 s solved in the driver (docs/performance.md). The limit is of
+the driver's memory: the inputs are read into it whole, as the task's worker
+receives them whole.
 
 >>> from sparkdedalus.checks import build_program
 >>> from sparkdedalus.syntax.loader import load_text
@@ -102,16 +107,28 @@ SETTING = "spark.sparkdedalus.fixpoint"
 ARROW, PYARROW, LOOP = "arrow", "pyarrow", "loop"
 #: the settings that run the Arrow fixpoint (`pyarrow`: never its DuckDB query)
 ARROW_MODES = (ARROW, PYARROW)
-#: the session setting: the most input rows of a component solved in the driver (0: never)
+#: the session setting: the most rows of a run's inputs and of a tick's start for
+#: the tick to run in the driver (spark/placement.py; 0: never)
 DRIVER_ROWS_SETTING = "spark.sparkdedalus.fixpoint.driverRows"
 #: its default: below it a tick runs in one partition and one task anyway (spark/sizer.py ROWS_PER_PARTITION)
 DRIVER_ROWS = 200_000
+#: the session setting: the most input rows of a one-task component solved in the driver (0: never)
+DRIVER_COMPONENT_ROWS_SETTING = "spark.sparkdedalus.fixpoint.driverComponentRows"
+#: its default: a bound on the driver's memory (10 million rows of 4 numbers: about 320 MB of Arrow)
+DRIVER_COMPONENT_ROWS = 10_000_000
 
 
 def driver_rows(spark) -> int:
-    """The most input rows of a component the Arrow fixpoint solves in the
-    driver (`DRIVER_ROWS_SETTING`, default DRIVER_ROWS; 0 or less: never)."""
+    """The most rows a tick in the driver takes (`DRIVER_ROWS_SETTING`,
+    default DRIVER_ROWS; 0 or less: never)."""
     return int(spark.conf.get(DRIVER_ROWS_SETTING, str(DRIVER_ROWS)))
+
+
+def driver_component_rows(spark) -> int:
+    """The most input rows of a component the Arrow fixpoint solves in the
+    driver (`DRIVER_COMPONENT_ROWS_SETTING`, default DRIVER_COMPONENT_ROWS; 0
+    or less: never)."""
+    return int(spark.conf.get(DRIVER_COMPONENT_ROWS_SETTING, str(DRIVER_COMPONENT_ROWS)))
 
 # a term of a compiled atom: ("v", variable name) or ("c", constant)
 Term = tuple

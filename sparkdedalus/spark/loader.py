@@ -16,7 +16,7 @@ loaded once from an Arrow table; nothing here collects rows to the driver.
 The loader also knows which facts true at every tick the driver holds without
 Spark (`held_tables`): the program's facts, rows given as lists, and Parquet
 inputs valid by their footers (read with pyarrow): the Arrow fixpoint may solve
-a small component from them in the driver (spark/fixpoint.py, `driver_rows`).
+a one-task component from them in the driver (spark/fixpoint.py, `driver_component_rows`).
 """
 
 from __future__ import annotations

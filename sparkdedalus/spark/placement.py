@@ -31,7 +31,8 @@ from sparkdedalus.spark.duck.dialect import NotInDriver
 from sparkdedalus.spark.duck.loop import DriverTickLoop
 from sparkdedalus.spark.duck.session import DuckFrame
 from sparkdedalus.spark.executor import LoopState
-from sparkdedalus.spark.fixpoint import DRIVER_ROWS_SETTING, SETTING as FIXPOINT_SETTING, driver_rows
+from sparkdedalus.spark.fixpoint import (DRIVER_COMPONENT_ROWS_SETTING, DRIVER_ROWS_SETTING, SETTING as FIXPOINT_SETTING,
+                                         driver_rows)
 from sparkdedalus.spark.loop import TickLoop
 
 SETTING = "spark.sparkdedalus.placement"
@@ -40,7 +41,7 @@ DRIVER, SPARK = "driver", "spark"
 #: a dialect type's Arrow type (the others: int64)
 _ARROW = {"string": pa.string(), "double": pa.float64(), "bool": pa.bool_()}
 #: the session settings a tick in the driver reads
-DRIVER_SETTINGS = (FIXPOINT_SETTING, DRIVER_ROWS_SETTING)
+DRIVER_SETTINGS = (FIXPOINT_SETTING, DRIVER_ROWS_SETTING, DRIVER_COMPONENT_ROWS_SETTING)
 
 
 def placement_mode(spark: SparkSession) -> str:
