@@ -149,7 +149,7 @@ def test_the_pack_holds_each_fact_once_when_the_fixpoint_found_it(spark, driver_
     text = "\n".join(line for line in RECURSIVE.splitlines()
                      if not line.startswith(("far", "node", "unreached", "reach", "aliased")))
     prog = program(re.sub(r'\w+\("b", [^;]*\);', "", text))
-    with _DriverRows(spark, driver_rows):
+    with _driver_rows(spark, driver_rows):
         found, run = compared_run(spark, prog, ticks=1)  # (from tick 2 on these relations grow: the loop)
     assert found == [] and run.stats[0].iterations == 0  # the Arrow fixpoint only
     assert (run.stats[0].in_driver > 0) == (driver_rows is None)
@@ -208,7 +208,7 @@ def test_a_one_tick_recursive_query_over_parquet_is_one_job(spark, tmp_path):
         'dist(L, Y, min<D>) :- dist(L, X, D1), edge(L, X, Y, W), W >= 0, D == D1 + W;\n')
     program = Program.from_files(str(tmp_path / "sssp.ded"))
     found = {}
-    with _DriverRows(spark, 0):
+    with _driver_rows(spark, 0):
         assert jobs(spark, lambda: found.update(run=Engine(spark).run(program, 1, keep_history=False))) == 1
     assert {tuple(r) for r in found["run"].relation("dist").collect()} == {("g", 0, 0), ("g", 1, 1), ("g", 2, 2)}
 
@@ -282,24 +282,30 @@ CC = ('.decl link(l: string, x: int, y: int)\n.input link from "link.parquet"\n'
       'cc(L, X, X) :- link(L, X, _);\ncc(L, Y, min<C>) :- cc(L, X, C), link(L, X, Y);\n')
 
 
-class _DriverRows:
-    """`spark.sparkdedalus.fixpoint.driverRows` and `driverComponentRows` (the
-    rows of a tick and of a component the driver takes) both set (None: their
-    defaults) for a `with` block."""
+class _Settings:
+    """Session settings ({key: value}; None: its default) set for a `with` block."""
 
-    def __init__(self, spark, value):
-        from sparkdedalus.spark.fixpoint import DRIVER_COMPONENT_ROWS_SETTING, DRIVER_ROWS_SETTING
-
-        self.spark, self.value, self.keys = spark, value, (DRIVER_ROWS_SETTING, DRIVER_COMPONENT_ROWS_SETTING)
+    def __init__(self, spark, settings: dict):
+        self.spark, self.settings = spark, settings
 
     def __enter__(self):
-        if self.value is not None:
-            for key in self.keys:
-                self.spark.conf.set(key, str(self.value))
+        for key, value in self.settings.items():
+            if value is not None:
+                self.spark.conf.set(key, str(value))
 
     def __exit__(self, *exc):
-        for key in self.keys:
+        for key in self.settings:
             self.spark.conf.unset(key)
+
+
+def _driver_rows(spark, value, component="as value"):
+    """`spark.sparkdedalus.fixpoint.driverRows` (the rows of a tick the driver
+    takes) at `value` and `driverComponentRows` (of a component) at
+    `component`, by default `value` too (None: a default), for a `with` block."""
+    from sparkdedalus.spark.fixpoint import DRIVER_COMPONENT_ROWS_SETTING, DRIVER_ROWS_SETTING
+
+    return _Settings(spark, {DRIVER_ROWS_SETTING: value,
+                             DRIVER_COMPONENT_ROWS_SETTING: value if component == "as value" else component})
 
 
 def _run_counted(spark, program, ticks: int = 1, **kwargs):
@@ -343,7 +349,7 @@ def test_the_driver_and_a_task_solve_a_small_component_alike(spark, tmp_path, ki
     relation, expected = ("dist", SSSP_DIST) if kind == "sssp" else ("cc", CC_LABELS)
     seen = {}
     for setting in (0, None):
-        with _DriverRows(spark, setting):
+        with _driver_rows(spark, setting):
             run, count = _run_counted(spark, program, keep_history=False)
         seen[setting] = (count, run.stats[0].in_driver, run.stats[0].facts,
                          {tuple(r) for r in run.relation(relation).collect()})
@@ -357,21 +363,13 @@ def test_a_component_of_a_tick_on_spark_is_solved_in_the_driver_within_its_own_l
     its one-task component is still solved in the driver, whose limit for a
     component is `driverComponentRows` (default 10 million), and not at a
     `driverComponentRows` of 6. The hand-checked distances either way."""
-    from sparkdedalus.spark.fixpoint import DRIVER_COMPONENT_ROWS_SETTING, DRIVER_ROWS_SETTING
-
     program = _graph_program(tmp_path, "sssp")
     solved = {}
-    try:
-        spark.conf.set(DRIVER_ROWS_SETTING, "6")
-        for component_rows in (None, "6"):
-            if component_rows is not None:
-                spark.conf.set(DRIVER_COMPONENT_ROWS_SETTING, component_rows)
+    for component_rows in (None, 6):
+        with _driver_rows(spark, 6, component=component_rows):
             run, _ = _run_counted(spark, program, keep_history=False)
-            solved[component_rows] = (run.stats[0].in_driver, {tuple(r) for r in run.relation("dist").collect()})
-    finally:
-        spark.conf.unset(DRIVER_ROWS_SETTING)
-        spark.conf.unset(DRIVER_COMPONENT_ROWS_SETTING)
-    assert solved == {None: (1, SSSP_DIST), "6": (0, SSSP_DIST)}
+        solved[component_rows] = (run.stats[0].in_driver, {tuple(r) for r in run.relation("dist").collect()})
+    assert solved == {None: (1, SSSP_DIST), 6: (0, SSSP_DIST)}
 
 
 @pytest.mark.spark
@@ -384,7 +382,7 @@ def test_the_driver_leaves_what_it_may_not_solve_to_spark(spark, tmp_path):
     from sparkdedalus import Program
 
     program = _graph_program(tmp_path, "sssp")
-    with _DriverRows(spark, 6):  # 7 edge rows and a source fact
+    with _driver_rows(spark, 6):  # 7 edge rows and a source fact
         run, count = _run_counted(spark, program, keep_history=False)
     assert (run.stats[0].in_driver, count) == (0, 1)
     assert {tuple(r) for r in run.relation("dist").collect()} == SSSP_DIST

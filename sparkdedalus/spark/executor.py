@@ -447,7 +447,7 @@ class Executor:
         (`Loader.held_tables`) in at most `driver_component_rows` rows, and one
         task would solve it (`ArrowFixpoint.one_task`). Else None."""
         limit = driver_component_rows(self.spark)
-        if limit <= 0 or self._previous is not None:
+        if limit <= 0 or self._previous is not None or arrow.by_pivot:  # by pivot: no input read for nothing
             return None
         stamped = self.loader.stamped_with(tick)
         if any((n in self.plan.derived_now and n not in names) or n in stamped for n in arrow.reads):
